@@ -1,0 +1,77 @@
+import { Router, type CookieOptions, type Response } from 'express';
+import { z } from 'zod';
+import type { Config } from '../config';
+import { AppError } from '../http/errors';
+import { bearerToken } from '../http/session-auth';
+import type { AuthService, IssuedSession } from './auth.service';
+
+export const REFRESH_COOKIE = 'svc_refresh';
+
+const credentialsSchema = z.object({
+  email: z.email().max(254),
+  password: z.string().min(12, 'must be at least 12 characters').max(256),
+});
+
+const loginSchema = z.object({
+  email: z.string().min(1).max(254),
+  password: z.string().min(1).max(256),
+});
+
+export function authRoutes(auth: AuthService, config: Pick<Config, 'COOKIE_SECURE'>): Router {
+  const router = Router();
+  const cookieOptions: CookieOptions = {
+    httpOnly: true,
+    sameSite: 'strict',
+    secure: config.COOKIE_SECURE,
+    path: '/api/auth',
+  };
+
+  const sendSession = (res: Response, session: IssuedSession) => {
+    res.cookie(REFRESH_COOKIE, session.refreshToken, {
+      ...cookieOptions,
+      expires: session.refreshExpiresAt,
+    });
+    res.set('Cache-Control', 'no-store').json({
+      token: session.token,
+      user_id: session.userId,
+      expires_at: session.expiresAt.toISOString(),
+    });
+  };
+
+  router.post('/signup', async (req, res) => {
+    const { email, password } = credentialsSchema.parse(req.body);
+    const user = await auth.signup(email, password);
+    res.status(201).json({ user_id: user.id });
+  });
+
+  router.post('/login', async (req, res) => {
+    const { email, password } = loginSchema.parse(req.body);
+    sendSession(res, await auth.login(email, password));
+  });
+
+  router.post('/refresh', async (req, res) => {
+    const refreshToken = refreshCookie(req.cookies);
+    if (!refreshToken) throw new AppError(401, 'Missing refresh cookie: log in again');
+    try {
+      sendSession(res, await auth.refresh(refreshToken));
+    } catch (err) {
+      res.clearCookie(REFRESH_COOKIE, cookieOptions);
+      throw err;
+    }
+  });
+
+  router.post('/logout', async (req, res) => {
+    const token = bearerToken(req.get('authorization'));
+    const refreshToken = refreshCookie(req.cookies);
+    if (!token && !refreshToken) throw new AppError(401, 'Missing session token or refresh cookie');
+    await auth.logout({ token, refreshToken });
+    res.clearCookie(REFRESH_COOKIE, cookieOptions).status(204).end();
+  });
+
+  return router;
+}
+
+function refreshCookie(cookies: unknown): string | undefined {
+  const value = (cookies as Record<string, unknown> | undefined)?.[REFRESH_COOKIE];
+  return typeof value === 'string' && value.length > 0 ? value : undefined;
+}

@@ -1,0 +1,75 @@
+import { MongoServerError, type Collection, type Db } from 'mongodb';
+import type { CollectionIndexes } from '../db/mongo';
+import { newId } from '../ids';
+import { DEFAULT_PLAN, type PlanId } from '../plans';
+
+export interface User {
+  id: string;
+  email: string;
+  passwordHash: string;
+  plan: PlanId;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+type UserDoc = Omit<User, 'id'> & { _id: string };
+
+export const usersIndexes: CollectionIndexes = {
+  collection: 'users',
+  indexes: [{ key: { email: 1 }, name: 'email_unique', unique: true }],
+};
+
+export class EmailTakenError extends Error {}
+
+const DUPLICATE_KEY = 11000;
+
+function toUser({ _id, ...rest }: UserDoc): User {
+  return { id: _id, ...rest };
+}
+
+export class UsersRepository {
+  private readonly users: Collection<UserDoc>;
+
+  constructor(db: Db) {
+    this.users = db.collection<UserDoc>(usersIndexes.collection);
+  }
+
+  /** `email` must already be normalised; the unique index settles concurrent sign-ups. */
+  async create(email: string, passwordHash: string, now: Date): Promise<User> {
+    const doc: UserDoc = {
+      _id: newId('usr'),
+      email,
+      passwordHash,
+      plan: DEFAULT_PLAN,
+      createdAt: now,
+      updatedAt: now,
+    };
+    try {
+      await this.users.insertOne(doc);
+    } catch (err) {
+      if (err instanceof MongoServerError && err.code === DUPLICATE_KEY)
+        throw new EmailTakenError();
+      throw err;
+    }
+    return toUser(doc);
+  }
+
+  async findById(userId: string): Promise<User | null> {
+    const doc = await this.users.findOne({ _id: userId });
+    return doc && toUser(doc);
+  }
+
+  async findByEmail(email: string): Promise<User | null> {
+    const doc = await this.users.findOne({ email });
+    return doc && toUser(doc);
+  }
+
+  async setPlan(userId: string, plan: PlanId, now: Date): Promise<User | null> {
+    const doc = await this.users.findOneAndUpdate(
+      { _id: userId },
+      { $set: { plan, updatedAt: now } },
+      { returnDocument: 'after' },
+    );
+    return doc && toUser(doc);
+  }
+}

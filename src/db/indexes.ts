@@ -1,0 +1,6 @@
+import { sessionsIndexes } from '../accounts/sessions.repository';
+import { usersIndexes } from '../accounts/users.repository';
+import type { CollectionIndexes } from './mongo';
+
+/** Every index the service relies on; created at start, checked by /readyz. */
+export const ALL_INDEXES: readonly CollectionIndexes[] = [usersIndexes, sessionsIndexes];

@@ -1,0 +1,78 @@
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { z, ZodError } from 'zod';
+
+// A missing field reads "user_message: Required" rather than zod's type-mismatch wording.
+z.config({
+  customError: (issue) =>
+    issue.code === 'invalid_type' && issue.input === undefined ? 'Required' : undefined,
+});
+
+/** Structured `detail` bodies carry a stable `error` code (see the spec's Errors section). */
+export type ErrorDetail = string | ({ error: string } & Record<string, unknown>);
+
+/** An operational error: its status and detail go to the client as they are. */
+export class AppError extends Error {
+  constructor(
+    readonly status: number,
+    readonly detail: ErrorDetail,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(typeof detail === 'string' ? detail : detail.error);
+    this.name = 'AppError';
+  }
+}
+
+/** `"field.path: message"` for each issue, as clients read 422s field by field. */
+export function describeZodError(err: ZodError): string {
+  return err.issues
+    .map((issue) => `${issue.path.length ? issue.path.join('.') : 'body'}: ${issue.message}`)
+    .join('; ');
+}
+
+export const notFoundHandler: RequestHandler = (req) => {
+  throw new AppError(404, `No route for ${req.method} ${req.path}`);
+};
+
+interface BodyParserError {
+  type: string;
+  status?: number;
+  limit?: number;
+  message: string;
+}
+
+function isBodyParserError(err: unknown): err is BodyParserError {
+  return (
+    typeof err === 'object' && err !== null && typeof (err as BodyParserError).type === 'string'
+  );
+}
+
+function toAppError(err: unknown): AppError | undefined {
+  if (err instanceof AppError) return err;
+  if (err instanceof ZodError) return new AppError(422, describeZodError(err));
+  if (!isBodyParserError(err)) return undefined;
+  switch (err.type) {
+    case 'entity.parse.failed':
+      return new AppError(422, `body: malformed JSON (${err.message})`);
+    case 'entity.too.large':
+      return new AppError(413, `body: larger than the ${err.limit ?? ''} byte limit`);
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new AppError(415, `body: ${err.message}`);
+    case 'request.aborted':
+      return new AppError(400, 'body: request aborted');
+    default:
+      return err.status && err.status < 500 ? new AppError(err.status, err.message) : undefined;
+  }
+}
+
+/** The single place errors become responses; internal messages and stacks never reach clients. */
+export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
+  const appError = toAppError(err);
+  if (!appError) {
+    req.log.error({ err }, 'unhandled error');
+    res.status(500).json({ detail: 'Internal server error' });
+    return;
+  }
+  if (appError.status >= 500) req.log.warn({ err }, 'request failed');
+  res.set(appError.headers).status(appError.status).json({ detail: appError.detail });
+};

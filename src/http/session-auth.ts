@@ -1,0 +1,41 @@
+import type { RequestHandler, Response } from 'express';
+import type { AuthService, SessionPrincipal } from '../accounts/auth.service';
+import { AppError } from './errors';
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Locals {
+      session?: SessionPrincipal;
+    }
+  }
+}
+
+/** The bearer token from `Authorization: Bearer <token>`, if the header has that form. */
+export function bearerToken(header: string | undefined): string | undefined {
+  const match = /^Bearer ([A-Za-z0-9_-]{16,128})$/.exec(header ?? '');
+  return match?.[1];
+}
+
+/** Console routes: a session token is required and an API key is never accepted in its place. */
+export function requireSession(auth: AuthService): RequestHandler {
+  return async (req, res, next) => {
+    const header = req.get('authorization');
+    if (!header) {
+      const hint = req.get('x-api-key') ? ' (API keys are not accepted on this route)' : '';
+      throw new AppError(401, `Missing session token: send Authorization: Bearer <token>${hint}`);
+    }
+    const token = bearerToken(header);
+    const principal = token && (await auth.authenticate(token));
+    if (!principal) throw new AppError(401, 'Invalid or expired session token');
+    res.locals.session = principal;
+    req.log = req.log.child({ userId: principal.userId });
+    next();
+  };
+}
+
+export function sessionOf(res: Response): SessionPrincipal {
+  const { session } = res.locals;
+  if (!session) throw new Error('requireSession must run before this handler');
+  return session;
+}

@@ -1,0 +1,36 @@
+import { once } from 'node:events';
+import { createApp } from './app';
+import { loadConfigOrExit } from './config';
+import { ALL_INDEXES } from './db/indexes';
+import { connectMongo, ensureIndexes } from './db/mongo';
+import { createLogger } from './logger';
+import { createTemporal } from './temporal/client';
+
+/** API composition root: config → logger → MongoDB → Temporal client → app → listen. */
+async function main(): Promise<void> {
+  const config = loadConfigOrExit();
+  const logger = createLogger(config, 'api');
+  const mongo = await connectMongo(config.MONGODB_URI, config.MONGODB_DB);
+  await ensureIndexes(mongo.db, ALL_INDEXES);
+  const temporal = createTemporal(config);
+
+  const server = createApp({ config, logger, mongo, temporal }).listen(config.PORT, config.HOST);
+  await once(server, 'listening');
+  logger.info({ address: server.address() }, 'API listening');
+
+  const shutdown = (signal: string) => {
+    logger.info({ signal }, 'shutting down');
+    server.close(() => {
+      void Promise.allSettled([mongo.client.close(), temporal.close()]).then(() => process.exit(0));
+    });
+    server.closeIdleConnections();
+    setTimeout(() => process.exit(1), 10_000).unref();
+  };
+  process.once('SIGTERM', shutdown);
+  process.once('SIGINT', shutdown);
+}
+
+main().catch((err: unknown) => {
+  console.error('API failed to start:', err);
+  process.exit(1);
+});

@@ -1,0 +1,34 @@
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { createActivities } from '../activities';
+import { loadConfigOrExit } from './config';
+import { connectMongo } from './db/mongo';
+import { createLogger } from './logger';
+import { installTemporalRuntime } from './temporal/runtime';
+
+/** Worker composition root: config → logger → MongoDB → activities → worker; scale by running more. */
+async function main(): Promise<void> {
+  const config = loadConfigOrExit();
+  const logger = createLogger(config, 'worker');
+  installTemporalRuntime(logger);
+  const mongo = await connectMongo(config.MONGODB_URI, config.MONGODB_DB);
+  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+
+  const worker = await Worker.create({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    workflowsPath: require.resolve('../workflows'),
+    activities: createActivities({ db: mongo.db }),
+  });
+  logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker running');
+  // Resolves after SIGINT/SIGTERM once in-flight tasks have finished.
+  await worker.run();
+  await connection.close();
+  await mongo.client.close();
+  logger.info('worker stopped');
+}
+
+main().catch((err: unknown) => {
+  console.error('worker failed:', err);
+  process.exit(1);
+});

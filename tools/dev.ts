@@ -1,0 +1,109 @@
+/**
+ * `npm run dev`: the whole service on this machine. Starts (or reuses, through MONGODB_URI and
+ * TEMPORAL_ADDRESS) MongoDB and the Temporal dev server with its Web UI, then the API and a worker;
+ * prints the URLs once everything answers, and stops it all in order on Ctrl-C or SIGTERM.
+ */
+import { resolve } from 'node:path';
+import {
+  provideMongo,
+  provideTemporal,
+  spawnManaged,
+  type ManagedProcess,
+  type Service,
+} from './stack';
+
+const dataDir = resolve(process.env.DATA_DIR ?? '.data');
+const apiPort = Number(process.env.PORT ?? 8080);
+const temporalPort = Number(process.env.DEV_TEMPORAL_PORT ?? 7233);
+const uiPort = Number(process.env.DEV_TEMPORAL_UI_PORT ?? temporalPort + 1000);
+const mongoPort = Number(process.env.DEV_MONGODB_PORT ?? 27017);
+
+const prefix = (name: string) => (line: string) => console.log(`${name.padEnd(9)}| ${line}`);
+
+const services: Service[] = [];
+const processes: ManagedProcess[] = [];
+let stopping = false;
+
+async function stopAll(code: number): Promise<never> {
+  if (!stopping) {
+    stopping = true;
+    console.log('\nstopping…');
+    await Promise.all(processes.map((p) => p.stop()));
+    for (const service of services.reverse()) await service.stop();
+    console.log('stopped');
+  }
+  process.exit(code);
+}
+
+function startNode(name: string, entry: string, env: NodeJS.ProcessEnv): void {
+  const proc = spawnManaged(resolve('node_modules/.bin/tsx'), [entry], {
+    env,
+    onLine: prefix(name),
+  });
+  processes.push(proc);
+  void proc.exited.then((code) => {
+    if (stopping) return;
+    console.error(`${name} exited with code ${code}: stopping everything`);
+    void stopAll(1);
+  });
+}
+
+async function waitForApi(timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline && !stopping) {
+    const ready = await fetch(`http://127.0.0.1:${apiPort}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ready) return true;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  return false;
+}
+
+async function main(): Promise<void> {
+  process.once('SIGINT', () => void stopAll(0));
+  process.once('SIGTERM', () => void stopAll(0));
+
+  const mongo = await provideMongo({ dataDir, port: mongoPort, log: prefix('mongodb') });
+  services.push(mongo);
+  const temporal = await provideTemporal({
+    dataDir,
+    port: temporalPort,
+    uiPort,
+    log: prefix('temporal'),
+  });
+  services.push(temporal);
+
+  const env = {
+    ...process.env,
+    NODE_ENV: 'development',
+    LOG_PRETTY: 'true',
+    PORT: String(apiPort),
+    MONGODB_URI: mongo.address,
+    TEMPORAL_ADDRESS: temporal.address,
+  };
+  startNode('api', 'src/main.ts', env);
+  startNode('worker', 'src/worker.ts', env);
+
+  if (!(await waitForApi(60_000))) {
+    console.error(`the API did not become ready: see http://127.0.0.1:${apiPort}/readyz`);
+    return stopAll(1);
+  }
+  console.log(
+    [
+      '',
+      '  The service is running.',
+      `  API:          http://localhost:${apiPort}   (health: /healthz, /readyz)`,
+      `  Temporal:     ${temporal.address}   (${temporal.description})`,
+      `  MongoDB:      ${mongo.address}   (${mongo.description})`,
+      '  Press Ctrl-C to stop.',
+      '',
+    ].join('\n'),
+  );
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : err);
+  void stopAll(1);
+});

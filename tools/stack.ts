@@ -1,0 +1,203 @@
+/**
+ * Starts the real servers the service needs, for `npm run dev` and the integration tests:
+ * MongoDB (MONGODB_URI if set, else `mongod` on PATH, else FerretDB over SQLite) and the Temporal
+ * dev server with its Web UI (TEMPORAL_ADDRESS if set). Each comes back with a stop function.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import { createServer, connect } from 'node:net';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { Connection } from '@temporalio/client';
+import { SEARCH_ATTRIBUTE_NAMES } from '../workflows/shared';
+import { ensureFerretDb, ensureTemporalCli, type Log } from './go-tools';
+
+export interface Service {
+  /** How to reach it: a MongoDB URI or a Temporal address. */
+  address: string;
+  description: string;
+  stop(): Promise<void>;
+}
+
+export interface ManagedProcess {
+  child: ChildProcess;
+  exited: Promise<number | null>;
+  stop(): Promise<void>;
+}
+
+/** Spawns in its own process group so Ctrl-C reaches only the parent, which stops children in order. */
+export function spawnManaged(
+  command: string,
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; onLine: (line: string) => void },
+): ManagedProcess {
+  const child = spawn(command, args, {
+    env: options.env ?? process.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  for (const stream of [child.stdout, child.stderr]) {
+    if (stream) createInterface({ input: stream }).on('line', options.onLine);
+  }
+  const exited = new Promise<number | null>((done) => {
+    child.once('exit', (code) => done(code));
+    child.once('error', () => done(-1));
+  });
+  const signal = (sig: NodeJS.Signals) => {
+    try {
+      if (child.pid) process.kill(-child.pid, sig);
+    } catch {
+      // already gone
+    }
+  };
+  return {
+    child,
+    exited,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      signal('SIGTERM');
+      const killer = setTimeout(() => signal('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(killer);
+    },
+  };
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => done(port));
+    });
+  });
+}
+
+function portOpen(port: number): Promise<boolean> {
+  return new Promise((done) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.end();
+      done(true);
+    });
+    socket.once('error', () => done(false));
+  });
+}
+
+/** Polls `ready` until it resolves true; fails early if the process exits, or after `timeoutMs`. */
+async function waitUntil(
+  what: string,
+  proc: ManagedProcess,
+  ready: () => Promise<boolean>,
+  timeoutMs: number,
+) {
+  let exitCode: number | null | undefined;
+  void proc.exited.then((code) => (exitCode = code));
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (exitCode !== undefined)
+      throw new Error(`${what} exited (code ${exitCode}) before it was ready`);
+    if (await ready()) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  await proc.stop();
+  throw new Error(`${what} was not ready within ${timeoutMs / 1000} s`);
+}
+
+async function ensureFreePort(port: number, what: string) {
+  if (await portOpen(port)) {
+    throw new Error(
+      `port ${port} for ${what} is taken: stop whatever uses it, or choose another port`,
+    );
+  }
+}
+
+function onPath(command: string): boolean {
+  return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
+}
+
+export interface MongoOptions {
+  dataDir: string;
+  port: number;
+  log: Log;
+}
+
+export async function provideMongo({ dataDir, port, log }: MongoOptions): Promise<Service> {
+  if (process.env.MONGODB_URI) {
+    return { address: process.env.MONGODB_URI, description: 'MONGODB_URI', stop: async () => {} };
+  }
+  await ensureFreePort(port, 'MongoDB');
+  const useMongod = onPath('mongod');
+  const folder = join(dataDir, useMongod ? 'mongod' : 'ferretdb');
+  await mkdir(folder, { recursive: true });
+  const onLine = (line: string) => log(line);
+  const proc = useMongod
+    ? spawnManaged(
+        'mongod',
+        ['--dbpath', folder, '--port', String(port), '--bind_ip', '127.0.0.1', '--quiet'],
+        { onLine },
+      )
+    : spawnManaged(
+        await ensureFerretDb(log),
+        ['-listen', `127.0.0.1:${port}`, '-data-dir', folder],
+        { onLine },
+      );
+  const name = useMongod ? 'mongod' : 'FerretDB';
+  await waitUntil(name, proc, () => portOpen(port), 30_000);
+  return {
+    address: `mongodb://127.0.0.1:${port}/`,
+    description: `${name}, data in ${folder}`,
+    stop: () => proc.stop(),
+  };
+}
+
+export interface TemporalOptions {
+  dataDir: string;
+  port: number;
+  uiPort?: number;
+  log: Log;
+}
+
+export async function provideTemporal({
+  dataDir,
+  port,
+  uiPort,
+  log,
+}: TemporalOptions): Promise<Service> {
+  if (process.env.TEMPORAL_ADDRESS) {
+    return {
+      address: process.env.TEMPORAL_ADDRESS,
+      description: 'TEMPORAL_ADDRESS',
+      stop: async () => {},
+    };
+  }
+  await ensureFreePort(port, 'Temporal');
+  await mkdir(dataDir, { recursive: true });
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port)];
+  args.push('--db-filename', join(dataDir, 'temporal.sqlite'), '--log-level', 'error');
+  args.push(...(uiPort ? ['--ui-port', String(uiPort)] : ['--headless']));
+  for (const name of SEARCH_ATTRIBUTE_NAMES) args.push('--search-attribute', `${name}=Keyword`);
+  const proc = spawnManaged(await ensureTemporalCli(log), args, { onLine: log });
+  const address = `127.0.0.1:${port}`;
+  await waitUntil('Temporal dev server', proc, () => temporalAnswers(address), 60_000);
+  return {
+    address,
+    description: uiPort ? `Web UI http://localhost:${uiPort}` : 'headless',
+    stop: () => proc.stop(),
+  };
+}
+
+async function temporalAnswers(address: string): Promise<boolean> {
+  try {
+    const connection = await Connection.connect({ address, connectTimeout: 1_000 });
+    try {
+      await connection.workflowService.describeNamespace({ namespace: 'default' });
+      return true;
+    } finally {
+      await connection.close();
+    }
+  } catch {
+    return false;
+  }
+}

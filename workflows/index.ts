@@ -1,0 +1,2 @@
+// Every export here is a workflow type, and a deployed name is permanent: re-export workflows only.
+export { workerPingWorkflow } from './worker-ping.workflow';
