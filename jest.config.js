@@ -2,6 +2,7 @@
 const transform = { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] };
 
 module.exports = {
+  reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
   projects: [
     {
       displayName: 'unit',

@@ -1,6 +1,5 @@
 import cookieParser from 'cookie-parser';
 import express, { type Express } from 'express';
-import { pinoHttp } from 'pino-http';
 import { AuthService } from './accounts/auth.service';
 import { authRoutes } from './accounts/auth.routes';
 import { SessionsRepository } from './accounts/sessions.repository';
@@ -13,7 +12,7 @@ import { ALL_INDEXES } from './db/indexes';
 import { workerPingRoutes } from './diagnostics/worker-ping.routes';
 import { healthRoutes } from './health/health.routes';
 import { errorHandler, notFoundHandler } from './http/errors';
-import { assignRequestId } from './http/request-id';
+import { requestLogging } from './http/request-logging';
 import { requireSession } from './http/session-auth';
 import type { Logger } from './logger';
 import type { Temporal } from './temporal/client';
@@ -49,7 +48,7 @@ export function createApp({
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', config.TRUST_PROXY);
-  app.use(pinoHttp({ logger, genReqId: assignRequestId }));
+  app.use(requestLogging(logger));
   app.use(express.json({ limit: config.BODY_LIMIT }));
   app.use(cookieParser());
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import './zod-messages';
 
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
@@ -34,6 +35,9 @@ const configSchema = z.object({
 });
 
 export type Config = Readonly<z.infer<typeof configSchema>>;
+
+/** The variable names, for checks that the README and docker-compose.yml name only real ones. */
+export const CONFIG_VARIABLES = Object.keys(configSchema.shape);
 
 export class ConfigError extends Error {}
 

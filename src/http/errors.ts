@@ -1,11 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { z, ZodError } from 'zod';
-
-// A missing field reads "user_message: Required" rather than zod's type-mismatch wording.
-z.config({
-  customError: (issue) =>
-    issue.code === 'invalid_type' && issue.input === undefined ? 'Required' : undefined,
-});
+import { ZodError } from 'zod';
+import '../zod-messages';
 
 /** Structured `detail` bodies carry a stable `error` code (see the spec's Errors section). */
 export type ErrorDetail = string | ({ error: string } & Record<string, unknown>);

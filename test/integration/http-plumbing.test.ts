@@ -1,0 +1,129 @@
+import { MongoClient } from 'mongodb';
+import request from 'supertest';
+import { createApp } from '../../src/app';
+import { createTemporal } from '../../src/temporal/client';
+import { freePort } from '../../tools/stack';
+import { createTestApp, testConfig, testLogger, type TestApp } from '../support/test-app';
+
+let t: TestApp;
+
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(() => t.close());
+
+describe('request plumbing', () => {
+  it('when a route is unknown, then it answers 404 JSON with a detail', async () => {
+    const res = await request(t.app).get('/no/such/route');
+    expect(res.status).toBe(404);
+    expect(res.type).toBe('application/json');
+    expect(res.body).toEqual({ detail: 'No route for GET /no/such/route' });
+    expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('when the caller sends a sane X-Request-ID, then the same value comes back', async () => {
+    const res = await request(t.app).get('/healthz').set('X-Request-ID', 'trace-42.abc:1');
+    expect(res.headers['x-request-id']).toBe('trace-42.abc:1');
+  });
+
+  it('when the caller sends an unsafe X-Request-ID, then a fresh one replaces it', async () => {
+    for (const bad of ['has space', 'x'.repeat(200), '<script>', '']) {
+      const res = await request(t.app).get('/healthz').set('X-Request-ID', bad);
+      expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    }
+  });
+
+  it('when the JSON body is malformed, then 422 says so and carries a request id', async () => {
+    const res = await request(t.app)
+      .post('/api/auth/login')
+      .set('Content-Type', 'application/json')
+      .send('{"email": "a@b.c",');
+    expect(res.status).toBe(422);
+    expect(res.body.detail).toMatch(/^body: malformed JSON/);
+    expect(res.headers['x-request-id']).toBeDefined();
+  });
+
+  it('when a required field is missing, then 422 names the field', async () => {
+    const res = await request(t.app).post('/api/auth/login').send({ email: 'a@example.com' });
+    expect(res.status).toBe(422);
+    expect(res.body).toEqual({ detail: 'password: Required' });
+  });
+
+  it('when the body is over the size limit, then 413 JSON names the limit', async () => {
+    const res = await request(t.app)
+      .post('/api/auth/login')
+      .send({ email: 'a@example.com', password: 'x'.repeat(200_000) });
+    expect(res.status).toBe(413);
+    expect(res.body.detail).toMatch(/^body: larger than the 102400 byte limit/);
+  });
+
+  it('when the process is up, then /healthz answers ok', async () => {
+    const res = await request(t.app).get('/healthz');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'ok' });
+  });
+
+  it('when MongoDB, Temporal and indexes are in place, then /readyz is ready', async () => {
+    const res = await request(t.app).get('/readyz');
+    expect(res.body).toEqual({
+      status: 'ready',
+      checks: { mongodb: { ok: true }, temporal: { ok: true }, indexes: { ok: true } },
+    });
+    expect(res.status).toBe(200);
+  });
+
+  it('when an index is missing, then /readyz is 503 and names it', async () => {
+    await t.mongo.db.collection('sessions').dropIndex('token_hash_unique');
+    try {
+      const res = await request(t.app).get('/readyz');
+      expect(res.status).toBe(503);
+      expect(res.body.checks.indexes).toEqual({
+        ok: false,
+        error: 'missing: sessions.token_hash_unique',
+      });
+    } finally {
+      await t.mongo.db
+        .collection('sessions')
+        .createIndex({ tokenHash: 1 }, { name: 'token_hash_unique', unique: true });
+    }
+  });
+
+  it('when MongoDB and Temporal are unreachable, then /readyz is 503 with each failure', async () => {
+    const deadPort = await freePort();
+    const config = testConfig({ TEMPORAL_ADDRESS: `127.0.0.1:${deadPort}` });
+    const client = new MongoClient(`mongodb://127.0.0.1:${deadPort}/`, {
+      serverSelectionTimeoutMS: 300,
+    });
+    const temporal = createTemporal(config);
+    const app = createApp({
+      config,
+      logger: testLogger(config),
+      mongo: { client, db: client.db('unreachable') },
+      temporal,
+    });
+    try {
+      const res = await request(app).get('/readyz');
+      expect(res.status).toBe(503);
+      expect(res.body.status).toBe('unavailable');
+      expect(res.body.checks.mongodb.ok).toBe(false);
+      expect(res.body.checks.mongodb.error).toEqual(expect.any(String));
+      expect(res.body.checks.temporal.ok).toBe(false);
+      expect(res.body.checks.indexes).toEqual({ ok: false, error: 'MongoDB unreachable' });
+    } finally {
+      await client.close();
+      await temporal.close();
+    }
+  });
+
+  it('when a dependency fails inside a route, then 500 says nothing of the internals', async () => {
+    const broken = await createTestApp();
+    await broken.mongo.db.dropDatabase();
+    await broken.mongo.client.close();
+    const res = await request(broken.app)
+      .post('/api/auth/login')
+      .send({ email: 'a@example.com', password: 'whatever-password' });
+    expect(res.status).toBe(500);
+    expect(res.body).toEqual({ detail: 'Internal server error' });
+    await broken.temporal.close();
+  });
+});

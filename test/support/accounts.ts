@@ -1,0 +1,33 @@
+import { randomUUID } from 'node:crypto';
+import type { Express } from 'express';
+import request from 'supertest';
+
+export const PASSWORD = 'correct horse battery staple';
+
+export interface SignedIn {
+  userId: string;
+  email: string;
+  token: string;
+  /** The `svc_refresh=<value>` pair, ready for a Cookie header. */
+  refreshCookie: string;
+}
+
+export function uniqueEmail(): string {
+  return `user-${randomUUID()}@example.com`;
+}
+
+export function refreshCookieOf(res: request.Response): string | undefined {
+  const cookies = ([] as string[]).concat(res.headers['set-cookie'] ?? []);
+  return cookies.find((c) => c.startsWith('svc_refresh='))?.split(';')[0];
+}
+
+/** Signs up a fresh account and logs it in, through the real routes. */
+export async function signUpAndLogIn(app: Express, email = uniqueEmail()): Promise<SignedIn> {
+  const signup = await request(app).post('/api/auth/signup').send({ email, password: PASSWORD });
+  if (signup.status !== 201) throw new Error(`signup failed: ${signup.status} ${signup.text}`);
+  const login = await request(app).post('/api/auth/login').send({ email, password: PASSWORD });
+  if (login.status !== 200) throw new Error(`login failed: ${login.status} ${login.text}`);
+  const refreshCookie = refreshCookieOf(login);
+  if (!refreshCookie) throw new Error('login set no refresh cookie');
+  return { userId: signup.body.user_id, email, token: login.body.token, refreshCookie };
+}

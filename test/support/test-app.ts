@@ -1,0 +1,67 @@
+import { randomUUID } from 'node:crypto';
+import type { Express } from 'express';
+import pino from 'pino';
+import { createApp } from '../../src/app';
+import type { Clock } from '../../src/clock';
+import { loadConfig, type Config } from '../../src/config';
+import { ALL_INDEXES } from '../../src/db/indexes';
+import { connectMongo, ensureIndexes, type Database } from '../../src/db/mongo';
+import { createTemporal, type Temporal } from '../../src/temporal/client';
+
+export interface TestApp {
+  app: Express;
+  config: Config;
+  mongo: Database;
+  temporal: Temporal;
+  close(): Promise<void>;
+}
+
+/** Settings for one test file: its own database and task queue on the shared test servers. */
+export function testConfig(overrides: Record<string, string> = {}): Config {
+  return loadConfig({
+    NODE_ENV: 'test',
+    MONGODB_URI: process.env.MONGODB_URI,
+    TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS,
+    MONGODB_DB: `test_${randomUUID().replace(/-/g, '').slice(0, 16)}`,
+    TEMPORAL_TASK_QUEUE: `test-${randomUUID()}`,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ...overrides,
+  });
+}
+
+export const testLogger = (config: Config) => pino({ level: config.LOG_LEVEL });
+
+/** The real app on the real servers, with an optional clock the test can move. */
+export async function createTestApp(
+  options: { clock?: Clock; config?: Config } = {},
+): Promise<TestApp> {
+  const config = options.config ?? testConfig();
+  const mongo = await connectMongo(config.MONGODB_URI, config.MONGODB_DB);
+  await ensureIndexes(mongo.db, ALL_INDEXES);
+  const temporal = createTemporal(config);
+  const app = createApp({
+    config,
+    logger: testLogger(config),
+    mongo,
+    temporal,
+    clock: options.clock,
+  });
+  return {
+    app,
+    config,
+    mongo,
+    temporal,
+    async close() {
+      await mongo.db.dropDatabase();
+      await mongo.client.close();
+      await temporal.close();
+    },
+  };
+}
+
+/** A clock that stands still until the test moves it. */
+export function manualClock(start = new Date('2026-03-01T12:00:00Z')) {
+  let now = start.getTime();
+  const clock: Clock = () => new Date(now);
+  return { clock, advance: (ms: number) => (now += ms) };
+}

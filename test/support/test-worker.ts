@@ -1,0 +1,53 @@
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  NativeConnection,
+  Runtime,
+  Worker,
+  type WorkflowBundle,
+} from '@temporalio/worker';
+import type { Db } from 'mongodb';
+import { createActivities } from '../../activities';
+
+let bundle: Promise<WorkflowBundle> | undefined;
+
+/** Bundled once per test file (each file runs in its own module registry). */
+export function workflowBundle(): Promise<WorkflowBundle> {
+  bundle ??= bundleWorkflowCode({
+    workflowsPath: require.resolve('../../workflows'),
+    logger: new DefaultLogger('WARN'),
+  });
+  return bundle;
+}
+
+/** Keeps the SDK's INFO lines out of test output; a runtime already installed in this process stays. */
+function quietRuntime(): void {
+  try {
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+  } catch {
+    // installed by an earlier test file in the same Jest worker
+  }
+}
+
+/** A real worker on the test Temporal server, polling this test's own task queue. */
+export async function startTestWorker(
+  db: Db,
+  taskQueue: string,
+): Promise<{ stop(): Promise<void> }> {
+  quietRuntime();
+  const connection = await NativeConnection.connect({ address: process.env.TEMPORAL_ADDRESS });
+  const worker = await Worker.create({
+    connection,
+    taskQueue,
+    workflowBundle: await workflowBundle(),
+    activities: createActivities({ db }),
+  });
+  const running = worker.run();
+  return {
+    async stop() {
+      worker.shutdown();
+      await running;
+      await connection.close();
+    },
+  };
+}

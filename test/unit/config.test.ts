@@ -1,0 +1,49 @@
+import { ConfigError, loadConfig } from '../../src/config';
+
+const base = { MONGODB_URI: 'mongodb://127.0.0.1:27017/' };
+
+describe('loadConfig', () => {
+  it('when only MONGODB_URI is set, then every other setting has its documented default', () => {
+    expect(loadConfig(base)).toEqual({
+      NODE_ENV: 'production',
+      HOST: '0.0.0.0',
+      PORT: 8080,
+      LOG_LEVEL: 'info',
+      LOG_PRETTY: false,
+      MONGODB_URI: base.MONGODB_URI,
+      MONGODB_DB: 'tripwire',
+      TEMPORAL_ADDRESS: '127.0.0.1:7233',
+      TEMPORAL_NAMESPACE: 'default',
+      TEMPORAL_TASK_QUEUE: 'tripwire',
+      BODY_LIMIT: '100kb',
+      TRUST_PROXY: false,
+      SESSION_TTL_HOURS: 12,
+      REFRESH_TTL_DAYS: 7,
+      COOKIE_SECURE: true,
+    });
+  });
+
+  it('when values are bad, then the error names each variable and why', () => {
+    const load = () =>
+      loadConfig({ PORT: 'eighty', LOG_PRETTY: 'yes', MONGODB_URI: 'postgres://x' });
+    expect(load).toThrow(ConfigError);
+    expect(load).toThrow(/PORT: /);
+    expect(load).toThrow(/LOG_PRETTY: /);
+    expect(load).toThrow(/MONGODB_URI: must start with mongodb:\/\//);
+  });
+
+  it('when MONGODB_URI is missing, then it is named', () => {
+    expect(() => loadConfig({})).toThrow(/MONGODB_URI: Required/);
+  });
+
+  it('when booleans are written as 1/0 or true/false, then they parse', () => {
+    expect(loadConfig({ ...base, TRUST_PROXY: '1', COOKIE_SECURE: 'false' })).toMatchObject({
+      TRUST_PROXY: true,
+      COOKIE_SECURE: false,
+    });
+  });
+
+  it('when loaded, then the result is frozen', () => {
+    expect(Object.isFrozen(loadConfig(base))).toBe(true);
+  });
+});
