@@ -22,17 +22,18 @@ const prefix = (name: string) => (line: string) => console.log(`${name.padEnd(9)
 
 const services: Service[] = [];
 const processes: ManagedProcess[] = [];
-let stopping = false;
+let stopping: Promise<never> | undefined;
 
-async function stopAll(code: number): Promise<never> {
-  if (!stopping) {
-    stopping = true;
+/** Every caller shares one shutdown: children first, then the servers, then exit. */
+function stopAll(code: number): Promise<never> {
+  stopping ??= (async () => {
     console.log('\nstopping…');
     await Promise.all(processes.map((p) => p.stop()));
     for (const service of services.reverse()) await service.stop();
     console.log('stopped');
-  }
-  process.exit(code);
+    process.exit(code);
+  })();
+  return stopping;
 }
 
 function startNode(name: string, entry: string, env: NodeJS.ProcessEnv): void {
@@ -87,6 +88,7 @@ async function main(): Promise<void> {
   startNode('worker', 'src/worker.ts', env);
 
   if (!(await waitForApi(60_000))) {
+    if (stopping) return;
     console.error(`the API did not become ready: see http://127.0.0.1:${apiPort}/readyz`);
     return stopAll(1);
   }

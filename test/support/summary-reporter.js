@@ -2,8 +2,10 @@
 class SummaryReporter {
   onRunComplete(_contexts, results) {
     const { numPassedTests, numFailedTests, numPendingTests, numTodoTests } = results;
-    console.log(
-      `tests: ${numPassedTests} passed, ${numFailedTests} failed, ${numPendingTests + numTodoTests} skipped`,
+    const skipped = numPendingTests + numTodoTests;
+    // stderr, like Jest's own summary, so this line comes after it.
+    process.stderr.write(
+      `tests: ${numPassedTests} passed, ${numFailedTests} failed, ${skipped} skipped\n`,
     );
   }
 }
