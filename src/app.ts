@@ -9,12 +9,19 @@ import { systemClock, type Clock } from './clock';
 import type { Config } from './config';
 import type { Database } from './db/mongo';
 import { ALL_INDEXES } from './db/indexes';
+import { AuditTrailRepository } from './audit/audit-trail.repository';
+import { auditRoutes } from './audit/audit.routes';
 import { workerPingRoutes } from './diagnostics/worker-ping.routes';
 import { healthRoutes } from './health/health.routes';
 import { errorHandler, notFoundHandler } from './http/errors';
 import { requestLogging } from './http/request-logging';
+import { apiKeyLayer } from './http/api-key-auth';
 import { requireSession } from './http/session-auth';
+import { ApiKeysRepository } from './keys/api-keys.repository';
+import { apiKeysRoutes } from './keys/api-keys.routes';
+import { ApiKeysService } from './keys/api-keys.service';
 import type { Logger } from './logger';
+import { shieldRoutes } from './shield/shield.routes';
 import type { Temporal } from './temporal/client';
 
 export interface AppDeps {
@@ -44,6 +51,8 @@ export function createApp({
     refreshTtlMs: config.REFRESH_TTL_DAYS * 24 * HOUR_MS,
   });
   const session = requireSession(auth);
+  const audit = new AuditTrailRepository(mongo.db);
+  const keys = new ApiKeysService({ keys: new ApiKeysRepository(mongo.db), audit, clock });
 
   const app = express();
   app.disable('x-powered-by');
@@ -53,9 +62,14 @@ export function createApp({
   app.use(cookieParser());
 
   app.use(healthRoutes({ db: mongo.db, indexes: ALL_INDEXES, temporal }));
+  app.use(apiKeyLayer({ keys, audit, clock }));
+
   app.use('/api/auth', authRoutes(auth, config));
+  app.use('/api/auth', session, apiKeysRoutes(keys));
+  app.use('/api/audit', session, auditRoutes(audit));
   app.use('/api/users', session, usersRoutes(users));
   app.use('/api/diagnostics', session, workerPingRoutes(temporal));
+  app.use('/shield', shieldRoutes());
 
   app.use(notFoundHandler);
   app.use(errorHandler);

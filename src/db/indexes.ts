@@ -1,6 +1,14 @@
 import { sessionsIndexes } from '../accounts/sessions.repository';
 import { usersIndexes } from '../accounts/users.repository';
+import { auditTrailIndexes } from '../audit/audit-trail.repository';
+import { apiKeysIndexes, keySlotsIndexes } from '../keys/api-keys.repository';
 import type { CollectionIndexes } from './mongo';
 
 /** Every index the service relies on; created at start, checked by /readyz. */
-export const ALL_INDEXES: readonly CollectionIndexes[] = [usersIndexes, sessionsIndexes];
+export const ALL_INDEXES: readonly CollectionIndexes[] = [
+  usersIndexes,
+  sessionsIndexes,
+  apiKeysIndexes,
+  keySlotsIndexes,
+  auditTrailIndexes,
+];

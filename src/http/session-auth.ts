@@ -1,15 +1,7 @@
 import type { RequestHandler, Response } from 'express';
 import type { AuthService, SessionPrincipal } from '../accounts/auth.service';
+import './caller';
 import { AppError } from './errors';
-
-declare global {
-  // eslint-disable-next-line @typescript-eslint/no-namespace
-  namespace Express {
-    interface Locals {
-      session?: SessionPrincipal;
-    }
-  }
-}
 
 /** The bearer token from `Authorization: Bearer <token>`, if the header has that form. */
 export function bearerToken(header: string | undefined): string | undefined {

@@ -1,6 +1,12 @@
 import request from 'supertest';
 import { createTestApp, manualClock, type TestApp } from '../support/test-app';
-import { PASSWORD, refreshCookieOf, signUpAndLogIn, uniqueEmail } from '../support/accounts';
+import {
+  createKey,
+  PASSWORD,
+  refreshCookieOf,
+  signUpAndLogIn,
+  uniqueEmail,
+} from '../support/accounts';
 
 const clock = manualClock();
 let t: TestApp;
@@ -108,7 +114,9 @@ describe('session token', () => {
     const missing = await request(t.app).get('/api/users/me');
     expect(missing.status).toBe(401);
     expect(missing.body.detail).toMatch(/^Missing session token/);
-    const apiKey = await request(t.app).get('/api/users/me').set('X-API-Key', 'svc_abc_def');
+    const { token } = await signUpAndLogIn(t.app);
+    const { key } = await createKey(t.app, token);
+    const apiKey = await request(t.app).get('/api/users/me').set('X-API-Key', key);
     expect(apiKey.status).toBe(401);
     expect(apiKey.body.detail).toMatch(/API keys are not accepted/);
     const basic = await request(t.app).get('/api/users/me').set('Authorization', 'Basic dTpw');

@@ -31,3 +31,24 @@ export async function signUpAndLogIn(app: Express, email = uniqueEmail()): Promi
   if (!refreshCookie) throw new Error('login set no refresh cookie');
   return { userId: signup.body.user_id, email, token: login.body.token, refreshCookie };
 }
+
+export interface CreatedKey {
+  key: string;
+  id: string;
+  prefix: string;
+  scopes: string[];
+}
+
+/** Creates an API key through the real route, with a session token. */
+export async function createKey(
+  app: Express,
+  token: string,
+  body: { name?: string; scopes?: string[] } = {},
+): Promise<CreatedKey> {
+  const res = await request(app)
+    .post('/api/auth/generate-key')
+    .set('Authorization', `Bearer ${token}`)
+    .send(body);
+  if (res.status !== 201) throw new Error(`generate-key failed: ${res.status} ${res.text}`);
+  return res.body as CreatedKey;
+}

@@ -13,6 +13,7 @@ let bundle: Promise<WorkflowBundle> | undefined;
 
 /** Bundled once per test file (each file runs in its own module registry). */
 export function workflowBundle(): Promise<WorkflowBundle> {
+  quietRuntime();
   bundle ??= bundleWorkflowCode({
     workflowsPath: require.resolve('../../workflows'),
     logger: new DefaultLogger('WARN'),

@@ -1,0 +1,57 @@
+import type { Collection, Db } from 'mongodb';
+import type { CollectionIndexes } from '../db/mongo';
+import { newTimeOrderedId } from '../ids';
+
+export type AuditAction = 'api_key.created' | 'api_key.revoked' | 'api_key.used';
+
+export interface AuditEntry {
+  id: string;
+  accountId: string;
+  at: Date;
+  action: AuditAction;
+  /** Who acted: a console session or an API key (by id). */
+  actor: { type: 'session' | 'api_key'; id: string };
+  /** The key the entry is about. */
+  keyId: string;
+  request?: { method: string; path: string; status: number; requestId: string };
+}
+
+type AuditEntryDoc = Omit<AuditEntry, 'id'> & { _id: string };
+
+export const auditTrailIndexes: CollectionIndexes = {
+  collection: 'audit_trail',
+  indexes: [{ key: { accountId: 1, _id: -1 }, name: 'account_newest_first' }],
+};
+
+export interface AuditPage {
+  entries: AuditEntry[];
+  /** Pass as `before` for the next (older) page; null on the last page. */
+  next: string | null;
+}
+
+/** Append-only: no update or delete path exists. Entries outlive the keys they mention. */
+export class AuditTrailRepository {
+  private readonly entries: Collection<AuditEntryDoc>;
+
+  constructor(db: Db) {
+    this.entries = db.collection<AuditEntryDoc>(auditTrailIndexes.collection);
+  }
+
+  async append(entry: Omit<AuditEntry, 'id'>): Promise<AuditEntry> {
+    const doc: AuditEntryDoc = { _id: newTimeOrderedId('aud', entry.at), ...entry };
+    await this.entries.insertOne(doc);
+    const { _id, ...rest } = doc;
+    return { id: _id, ...rest };
+  }
+
+  async listNewestFirst(accountId: string, limit: number, before?: string): Promise<AuditPage> {
+    const filter = before ? { accountId, _id: { $lt: before } } : { accountId };
+    const docs = await this.entries
+      .find(filter)
+      .sort({ _id: -1 })
+      .limit(limit + 1)
+      .toArray();
+    const page = docs.slice(0, limit).map(({ _id, ...rest }) => ({ id: _id, ...rest }));
+    return { entries: page, next: docs.length > limit ? (page.at(-1)?.id ?? null) : null };
+  }
+}

@@ -1,0 +1,43 @@
+import type { RequestHandler, Response } from 'express';
+import type { SessionPrincipal } from '../accounts/auth.service';
+import { AppError } from './errors';
+
+export interface ApiKeyPrincipal {
+  keyId: string;
+  accountId: string;
+  scopes: string[];
+}
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Locals {
+      session?: SessionPrincipal;
+      apiKey?: ApiKeyPrincipal;
+    }
+  }
+}
+
+/** The account on whose behalf the request runs, however it authenticated. */
+export function callerAccountId(res: Response): string {
+  const accountId = res.locals.apiKey?.accountId ?? res.locals.session?.userId;
+  if (!accountId) throw new Error('an authentication middleware must run before this handler');
+  return accountId;
+}
+
+/**
+ * For routes that name an account (path `:user_id` or body `user_id`): any account but the
+ * caller's own is refused before the route does any work.
+ */
+export const ownAccountOnly: RequestHandler = (req, res, next) => {
+  const caller = callerAccountId(res);
+  const body: unknown = req.body;
+  const named = [
+    req.params.user_id,
+    typeof body === 'object' && body !== null ? (body as { user_id?: unknown }).user_id : undefined,
+  ].filter((id) => id !== undefined);
+  if (named.some((id) => id !== caller)) {
+    throw new AppError(403, "user_id names another account: a call may only name the caller's own");
+  }
+  next();
+};

@@ -1,0 +1,135 @@
+import type { SessionPrincipal } from '../accounts/auth.service';
+import type { AuditTrailRepository } from '../audit/audit-trail.repository';
+import type { Clock } from '../clock';
+import { AppError } from '../http/errors';
+import type { ApiKeyPrincipal } from '../http/caller';
+import { generateApiKey, parseApiKey, secretMatches } from './api-key-format';
+import { MAX_ACTIVE_KEYS, type ApiKey, type ApiKeysRepository } from './api-keys.repository';
+import { normaliseScopes } from './scopes';
+
+/** `last used` is written at most this often per key and replica. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+/** Bounds the memory of recent writes; forgetting only costs an extra write. */
+const LAST_USED_MEMORY = 10_000;
+
+interface ApiKeysServiceDeps {
+  keys: ApiKeysRepository;
+  audit: AuditTrailRepository;
+  clock: Clock;
+}
+
+export class ApiKeysService {
+  private readonly lastUsedWrites = new Map<string, number>();
+
+  constructor(private readonly deps: ApiKeysServiceDeps) {}
+
+  async create(
+    session: SessionPrincipal,
+    request: { name?: string; scopes?: string[] },
+  ): Promise<{ key: ApiKey; value: string }> {
+    const { keys, audit, clock } = this.deps;
+    const now = clock();
+    const generated = generateApiKey();
+    const slot = await this.claimSlot(session.userId, generated.keyId, now);
+    const key: ApiKey = {
+      id: generated.keyId,
+      accountId: session.userId,
+      name: request.name ?? 'API key',
+      prefix: generated.prefix,
+      secretHash: generated.secretHash,
+      scopes: normaliseScopes(request.scopes),
+      slot,
+      createdAt: now,
+      lastUsedAt: null,
+      revokedAt: null,
+    };
+    try {
+      await keys.insert(key);
+    } catch (err) {
+      await keys.releaseSlot(key.accountId, slot, key.id);
+      throw err;
+    }
+    await audit.append({
+      accountId: key.accountId,
+      at: now,
+      action: 'api_key.created',
+      actor: { type: 'session', id: session.sessionId },
+      keyId: key.id,
+    });
+    return { key, value: generated.value };
+  }
+
+  private async claimSlot(accountId: string, keyId: string, now: Date): Promise<number> {
+    const { keys } = this.deps;
+    let slot = await keys.claimSlot(accountId, keyId, now);
+    if (slot === null && (await keys.releaseAbandonedSlots(accountId, now)) > 0) {
+      slot = await keys.claimSlot(accountId, keyId, now);
+    }
+    if (slot === null) {
+      throw new AppError(
+        400,
+        `An account can have at most ${MAX_ACTIVE_KEYS} active API keys: revoke one before creating another`,
+      );
+    }
+    return slot;
+  }
+
+  list(accountId: string): Promise<ApiKey[]> {
+    return this.deps.keys.listActive(accountId);
+  }
+
+  async revokeById(session: SessionPrincipal, keyId: string): Promise<ApiKey> {
+    const { keys, audit, clock } = this.deps;
+    const existing = await keys.findForAuthentication(keyId);
+    if (!existing) throw new AppError(404, `No API key with id ${keyId}`);
+    if (existing.accountId !== session.userId) {
+      throw new AppError(403, `API key ${keyId} belongs to another account`);
+    }
+    const now = clock();
+    const revoked = await keys.revoke(session.userId, keyId, now);
+    if (!revoked) throw new AppError(404, `API key ${keyId} is already revoked`);
+    await keys.releaseSlot(revoked.accountId, revoked.slot, revoked.id);
+    await audit.append({
+      accountId: revoked.accountId,
+      at: now,
+      action: 'api_key.revoked',
+      actor: { type: 'session', id: session.sessionId },
+      keyId,
+    });
+    return revoked;
+  }
+
+  /** Revocation by the raw value proves possession too: a wrong secret revokes nothing. */
+  async revokeByValue(session: SessionPrincipal, value: string): Promise<ApiKey> {
+    const parsed = parseApiKey(value);
+    if (!parsed) throw new AppError(422, 'key: not an API key of the form svc_<id>_<secret>');
+    const existing = await this.deps.keys.findForAuthentication(parsed.keyId);
+    if (!existing || !secretMatches(parsed.secret, existing.secretHash)) {
+      throw new AppError(404, 'No API key matches that value');
+    }
+    return this.revokeById(session, parsed.keyId);
+  }
+
+  /**
+   * Every request reads the key from the database, so a revocation is seen by every replica on
+   * the next request; there is no cache that could still accept a revoked key.
+   */
+  async authenticate(value: string): Promise<ApiKeyPrincipal | null> {
+    const parsed = parseApiKey(value);
+    if (!parsed) return null;
+    const key = await this.deps.keys.findForAuthentication(parsed.keyId);
+    if (!key || key.revokedAt || !secretMatches(parsed.secret, key.secretHash)) return null;
+    this.noteUse(key.id);
+    return { keyId: key.id, accountId: key.accountId, scopes: key.scopes };
+  }
+
+  private noteUse(keyId: string): void {
+    const now = this.deps.clock();
+    const last = this.lastUsedWrites.get(keyId) ?? 0;
+    if (now.getTime() - last < LAST_USED_RESOLUTION_MS) return;
+    if (this.lastUsedWrites.size >= LAST_USED_MEMORY) this.lastUsedWrites.clear();
+    this.lastUsedWrites.set(keyId, now.getTime());
+    // Off the request path: a failed write only leaves `last used` a little behind.
+    this.deps.keys.touchLastUsed(keyId, now).catch(() => this.lastUsedWrites.delete(keyId));
+  }
+}

@@ -1,0 +1,95 @@
+import request from 'supertest';
+import { createKey, signUpAndLogIn, type SignedIn } from '../support/accounts';
+import { createTestApp, type TestApp } from '../support/test-app';
+
+let t: TestApp;
+
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(() => t.close());
+
+const trail = (who: SignedIn, query = '') =>
+  request(t.app).get(`/api/audit/trail${query}`).set('Authorization', `Bearer ${who.token}`);
+
+/** Key-use entries are written once the response has gone out; wait until `count` are there. */
+async function waitForEntries(who: SignedIn, count: number) {
+  for (let i = 0; i < 50; i++) {
+    const res = await trail(who, '?limit=200');
+    if (res.body.entries.length >= count) return res.body.entries as Record<string, unknown>[];
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`audit trail never reached ${count} entries`);
+}
+
+describe('audit trail of key use', () => {
+  it('when a key is created, used and revoked, then every step is listed newest first and stays', async () => {
+    const who = await signUpAndLogIn(t.app);
+    const { key, id } = await createKey(t.app, who.token, { scopes: ['shield:write'] });
+    const use = (path: string, body: object, requestId: string) =>
+      request(t.app).post(path).set('X-API-Key', key).set('X-Request-ID', requestId).send(body);
+    expect(
+      (await use('/shield/inspect', { user_id: who.userId, user_message: 'hi' }, 'r-ok')).status,
+    ).toBe(200);
+    expect((await use('/shield/inspect', { user_id: who.userId }, 'r-bad')).status).toBe(422);
+    expect((await use('/rag/documents', {}, 'r-scope')).status).toBe(403);
+    await waitForEntries(who, 4);
+    await request(t.app)
+      .delete(`/api/auth/keys/${id}`)
+      .set('Authorization', `Bearer ${who.token}`)
+      .expect(200);
+
+    const entries = await waitForEntries(who, 5);
+    expect(entries.map((e) => e.action)).toEqual([
+      'api_key.revoked',
+      'api_key.used',
+      'api_key.used',
+      'api_key.used',
+      'api_key.created',
+    ]);
+    expect(entries.every((e) => e.key_id === id)).toBe(true);
+    const uses = entries.filter((e) => e.action === 'api_key.used').map((e) => e.request);
+    expect(uses).toEqual(
+      expect.arrayContaining([
+        { method: 'POST', path: '/shield/inspect', status: 200, request_id: 'r-ok' },
+        { method: 'POST', path: '/shield/inspect', status: 422, request_id: 'r-bad' },
+        { method: 'POST', path: '/rag/documents', status: 403, request_id: 'r-scope' },
+      ]),
+    );
+    expect(entries[0]).toMatchObject({ actor: { type: 'session', id: expect.any(String) } });
+    expect(entries[1]).toMatchObject({ actor: { type: 'api_key', id } });
+  });
+
+  it('when listing page by page, then the cursor walks from newest to oldest without repeats', async () => {
+    const who = await signUpAndLogIn(t.app);
+    for (let i = 0; i < 3; i++) await createKey(t.app, who.token);
+    const all = await waitForEntries(who, 3);
+    const first = await trail(who, '?limit=2');
+    expect(first.body.entries.map((e: { id: string }) => e.id)).toEqual(
+      all.slice(0, 2).map((e) => e.id),
+    );
+    expect(first.body.next).toBe(all[1]!.id);
+    const second = await trail(who, `?limit=2&before=${first.body.next}`);
+    expect(second.body.entries.map((e: { id: string }) => e.id)).toEqual([all[2]!.id]);
+    expect(second.body.next).toBeNull();
+  });
+
+  it("when another account lists its trail, then it sees none of this account's entries", async () => {
+    const who = await signUpAndLogIn(t.app);
+    await createKey(t.app, who.token);
+    const other = await signUpAndLogIn(t.app);
+    expect((await trail(other)).body).toEqual({ entries: [], next: null });
+  });
+
+  it('when the page parameters are bad, then 422 names them', async () => {
+    const who = await signUpAndLogIn(t.app);
+    expect((await trail(who, '?limit=0')).body.detail).toMatch(/^limit: /);
+    expect((await trail(who, '?before=xyz')).body).toEqual({
+      detail: 'before: a cursor from the previous page',
+    });
+  });
+
+  it('when called without a session, then 401', async () => {
+    expect((await request(t.app).get('/api/audit/trail')).status).toBe(401);
+  });
+});
