@@ -10,6 +10,7 @@ import type { Config } from './config';
 import type { Database } from './db/mongo';
 import { ALL_INDEXES } from './db/indexes';
 import { AuditTrailRepository } from './audit/audit-trail.repository';
+import { AuditTrailWriter } from './audit/audit-trail.writer';
 import { auditRoutes } from './audit/audit.routes';
 import { workerPingRoutes } from './diagnostics/worker-ping.routes';
 import { healthRoutes } from './health/health.routes';
@@ -34,14 +35,14 @@ export interface AppDeps {
 
 const HOUR_MS = 3_600_000;
 
+export interface Api {
+  app: Express;
+  /** Writes what background writers still hold (the audit trail of key use): call on shutdown. */
+  flush(): Promise<void>;
+}
+
 /** Builds the HTTP app without listening, so tests can serve it on port 0. */
-export function createApp({
-  config,
-  logger,
-  mongo,
-  temporal,
-  clock = systemClock,
-}: AppDeps): Express {
+export function createApp({ config, logger, mongo, temporal, clock = systemClock }: AppDeps): Api {
   const users = new UsersRepository(mongo.db);
   const auth = new AuthService({
     users,
@@ -52,6 +53,7 @@ export function createApp({
   });
   const session = requireSession(auth);
   const audit = new AuditTrailRepository(mongo.db);
+  const trail = new AuditTrailWriter(audit, logger);
   const keys = new ApiKeysService({ keys: new ApiKeysRepository(mongo.db), audit, clock });
 
   const app = express();
@@ -62,7 +64,7 @@ export function createApp({
   app.use(cookieParser());
 
   app.use(healthRoutes({ db: mongo.db, indexes: ALL_INDEXES, temporal }));
-  app.use(apiKeyLayer({ keys, audit, clock }));
+  app.use(apiKeyLayer({ keys, trail, clock }));
 
   app.use('/api/auth', authRoutes(auth, config));
   app.use('/api/auth', session, apiKeysRoutes(keys));
@@ -73,5 +75,5 @@ export function createApp({
 
   app.use(notFoundHandler);
   app.use(errorHandler);
-  return app;
+  return { app, flush: () => trail.close() };
 }

@@ -14,14 +14,19 @@ async function main(): Promise<void> {
   await ensureIndexes(mongo.db, ALL_INDEXES);
   const temporal = createTemporal(config);
 
-  const server = createApp({ config, logger, mongo, temporal }).listen(config.PORT, config.HOST);
+  const api = createApp({ config, logger, mongo, temporal });
+  const server = api.app.listen(config.PORT, config.HOST);
   await once(server, 'listening');
   logger.info({ address: server.address() }, 'API listening');
 
   const shutdown = (signal: string) => {
     logger.info({ signal }, 'shutting down');
     server.close(() => {
-      void Promise.allSettled([mongo.client.close(), temporal.close()]).then(() => process.exit(0));
+      void api
+        .flush()
+        .catch((err: unknown) => logger.error({ err }, 'could not write the remaining audit trail'))
+        .then(() => Promise.allSettled([mongo.client.close(), temporal.close()]))
+        .then(() => process.exit(0));
     });
     server.closeIdleConnections();
     setTimeout(() => process.exit(1), 10_000).unref();

@@ -1,4 +1,4 @@
-import type { Collection, Db } from 'mongodb';
+import { MongoBulkWriteError, type Collection, type Db, type WriteError } from 'mongodb';
 import type { CollectionIndexes } from '../db/mongo';
 import { newTimeOrderedId } from '../ids';
 
@@ -23,6 +23,13 @@ export const auditTrailIndexes: CollectionIndexes = {
   indexes: [{ key: { accountId: 1, _id: -1 }, name: 'account_newest_first' }],
 };
 
+const DUPLICATE_KEY = 11000;
+
+/** Ids are assigned when the event happens, so the trail's order is the order of events. */
+export function withId(entry: Omit<AuditEntry, 'id'>): AuditEntry {
+  return { id: newTimeOrderedId('aud', entry.at), ...entry };
+}
+
 export interface AuditPage {
   entries: AuditEntry[];
   /** Pass as `before` for the next (older) page; null on the last page. */
@@ -38,10 +45,24 @@ export class AuditTrailRepository {
   }
 
   async append(entry: Omit<AuditEntry, 'id'>): Promise<AuditEntry> {
-    const doc: AuditEntryDoc = { _id: newTimeOrderedId('aud', entry.at), ...entry };
-    await this.entries.insertOne(doc);
-    const { _id, ...rest } = doc;
-    return { id: _id, ...rest };
+    const full = withId(entry);
+    await this.appendMany([full]);
+    return full;
+  }
+
+  /** Idempotent by id: re-sending entries that were already stored (a retried batch) is a no-op. */
+  async appendMany(entries: readonly AuditEntry[]): Promise<void> {
+    try {
+      await this.entries.insertMany(
+        entries.map(({ id, ...rest }) => ({ _id: id, ...rest })),
+        { ordered: false },
+      );
+    } catch (err) {
+      const onlyDuplicates =
+        err instanceof MongoBulkWriteError &&
+        ([] as WriteError[]).concat(err.writeErrors).every((e) => e.code === DUPLICATE_KEY);
+      if (!onlyDuplicates) throw err;
+    }
   }
 
   async listNewestFirst(accountId: string, limit: number, before?: string): Promise<AuditPage> {

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import type { AuditTrailRepository } from '../audit/audit-trail.repository';
+import type { AuditTrailWriter } from '../audit/audit-trail.writer';
 import type { Clock } from '../clock';
 import type { ApiKeysService } from '../keys/api-keys.service';
 import { requiredScope, scopesGrant } from '../keys/scopes';
@@ -9,7 +9,7 @@ import './caller';
 
 interface ApiKeyLayerDeps {
   keys: ApiKeysService;
-  audit: AuditTrailRepository;
+  trail: AuditTrailWriter;
   clock: Clock;
 }
 
@@ -18,7 +18,7 @@ interface ApiKeyLayerDeps {
  * request in the account's audit trail once answered, and refuse it with 403 when the key lacks the
  * scope the spec's table requires for this path and method. Requests without the header pass on.
  */
-export function apiKeyLayer({ keys, audit, clock }: ApiKeyLayerDeps): RequestHandler {
+export function apiKeyLayer({ keys, trail, clock }: ApiKeyLayerDeps): RequestHandler {
   return async (req, res, next) => {
     const value = req.get('x-api-key');
     if (value === undefined) return next();
@@ -29,21 +29,19 @@ export function apiKeyLayer({ keys, audit, clock }: ApiKeyLayerDeps): RequestHan
 
     const at = clock();
     res.once('finish', () => {
-      audit
-        .append({
-          accountId: principal.accountId,
-          at,
-          action: 'api_key.used',
-          actor: { type: 'api_key', id: principal.keyId },
-          keyId: principal.keyId,
-          request: {
-            method: req.method,
-            path: req.originalUrl.split('?')[0] ?? '',
-            status: res.statusCode,
-            requestId: requestIdOf(req),
-          },
-        })
-        .catch((err: unknown) => req.log.error({ err }, 'audit trail write failed'));
+      trail.record({
+        accountId: principal.accountId,
+        at,
+        action: 'api_key.used',
+        actor: { type: 'api_key', id: principal.keyId },
+        keyId: principal.keyId,
+        request: {
+          method: req.method,
+          path: req.originalUrl.split('?')[0] ?? '',
+          status: res.statusCode,
+          requestId: requestIdOf(req),
+        },
+      });
     });
 
     const scope = requiredScope(req.method, req.path);

@@ -5,6 +5,7 @@ import { AppError } from '../http/errors';
 import type { ApiKeyPrincipal } from '../http/caller';
 import { generateApiKey, parseApiKey, secretMatches } from './api-key-format';
 import { MAX_ACTIVE_KEYS, type ApiKey, type ApiKeysRepository } from './api-keys.repository';
+import { FreshReads } from './fresh-reads';
 import { normaliseScopes } from './scopes';
 
 /** `last used` is written at most this often per key and replica. */
@@ -20,8 +21,11 @@ interface ApiKeysServiceDeps {
 
 export class ApiKeysService {
   private readonly lastUsedWrites = new Map<string, number>();
+  private readonly lookups: FreshReads<ApiKey | null>;
 
-  constructor(private readonly deps: ApiKeysServiceDeps) {}
+  constructor(private readonly deps: ApiKeysServiceDeps) {
+    this.lookups = new FreshReads((keyId) => deps.keys.findForAuthentication(keyId));
+  }
 
   async create(
     session: SessionPrincipal,
@@ -111,13 +115,13 @@ export class ApiKeysService {
   }
 
   /**
-   * Every request reads the key from the database, so a revocation is seen by every replica on
-   * the next request; there is no cache that could still accept a revoked key.
+   * Every request is answered from a database read that started after it arrived, so a
+   * revocation is seen by every replica on the next request; no cache can accept a revoked key.
    */
   async authenticate(value: string): Promise<ApiKeyPrincipal | null> {
     const parsed = parseApiKey(value);
     if (!parsed) return null;
-    const key = await this.deps.keys.findForAuthentication(parsed.keyId);
+    const key = await this.lookups.load(parsed.keyId);
     if (!key || key.revokedAt || !secretMatches(parsed.secret, key.secretHash)) return null;
     this.noteUse(key.id);
     return { keyId: key.id, accountId: key.accountId, scopes: key.scopes };

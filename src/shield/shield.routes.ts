@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import { Router, type RequestHandler } from 'express';
 import { z } from 'zod';
 import { requireApiKey } from '../http/api-key-auth';
 import { ownAccountOnly } from '../http/caller';
@@ -16,11 +16,12 @@ const inspectSchema = z.object({
 export function shieldRoutes(): Router {
   const router = Router();
   router.use(requireApiKey);
-
-  router.post('/inspect', ownAccountOnly, (req, res) => {
-    const { user_id, user_message } = inspectSchema.parse(req.body);
-    res.json({ user_id, message_length: user_message.length });
-  });
-
+  router.post('/inspect', ownAccountOnly, inspect);
   return router;
 }
+
+/** Exported for the benchmark, which serves it with and without authentication. */
+export const inspect: RequestHandler = (req, res) => {
+  const { user_id, user_message } = inspectSchema.parse(req.body);
+  res.json({ user_id, message_length: user_message.length });
+};

@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { createKey, signUpAndLogIn, type SignedIn } from '../support/accounts';
+import { AuditTrailRepository, withId } from '../../src/audit/audit-trail.repository';
 import { createTestApp, type TestApp } from '../support/test-app';
 
 let t: TestApp;
@@ -91,5 +92,26 @@ describe('audit trail of key use', () => {
 
   it('when called without a session, then 401', async () => {
     expect((await request(t.app).get('/api/audit/trail')).status).toBe(401);
+  });
+});
+
+describe('audit trail storage', () => {
+  it('when a batch is written twice (a retry), then each entry is stored once', async () => {
+    const repository = new AuditTrailRepository(t.mongo.db);
+    const batch = [1, 2].map((n) =>
+      withId({
+        accountId: 'usr_retry',
+        at: new Date(),
+        action: 'api_key.used',
+        actor: { type: 'api_key', id: 'k' },
+        keyId: 'k',
+        request: { method: 'GET', path: '/shield', status: 200, requestId: `r${n}` },
+      }),
+    );
+    await repository.appendMany(batch);
+    await repository.appendMany(batch);
+    expect(
+      await t.mongo.db.collection('audit_trail').countDocuments({ accountId: 'usr_retry' }),
+    ).toBe(2);
   });
 });

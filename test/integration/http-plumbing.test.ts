@@ -95,7 +95,7 @@ describe('request plumbing', () => {
       serverSelectionTimeoutMS: 300,
     });
     const temporal = createTemporal(config);
-    const app = createApp({
+    const { app } = createApp({
       config,
       logger: testLogger(config),
       mongo: { client, db: client.db('unreachable') },

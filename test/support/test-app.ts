@@ -39,7 +39,7 @@ export async function createTestApp(
   const mongo = await connectMongo(config.MONGODB_URI, config.MONGODB_DB);
   await ensureIndexes(mongo.db, ALL_INDEXES);
   const temporal = createTemporal(config);
-  const app = createApp({
+  const { app, flush } = createApp({
     config,
     logger: testLogger(config),
     mongo,
@@ -52,6 +52,7 @@ export async function createTestApp(
     mongo,
     temporal,
     async close() {
+      await flush();
       await mongo.db.dropDatabase();
       await mongo.client.close();
       await temporal.close();

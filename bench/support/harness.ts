@@ -1,0 +1,144 @@
+/**
+ * Shared benchmark plumbing: throw-away servers, the bench server process, autocannon runs
+ * interleaved over rounds, and a Markdown table of ratios against the first (baseline) route.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import {
+  freePort,
+  provideMongo,
+  provideTemporal,
+  spawnManaged,
+  type Service,
+} from '../../tools/stack';
+
+export const options = (() => {
+  const { values } = parseArgs({
+    options: {
+      duration: { type: 'string', default: '10' },
+      connections: { type: 'string', default: '10' },
+      rounds: { type: 'string', default: '3' },
+    },
+  });
+  return {
+    duration: Number(values.duration),
+    connections: Number(values.connections),
+    rounds: Number(values.rounds),
+  };
+})();
+
+export interface Sample {
+  rps: number;
+  p50: number;
+  p99: number;
+}
+
+export interface Target {
+  url: string;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: unknown;
+}
+
+export async function measure(target: Target): Promise<Sample> {
+  const result = await autocannon({
+    url: target.url,
+    method: target.method ?? 'GET',
+    headers: { 'content-type': 'application/json', ...target.headers },
+    body: target.body === undefined ? undefined : JSON.stringify(target.body),
+    connections: options.connections,
+    duration: options.duration,
+  });
+  if (result.non2xx || result.errors) {
+    throw new Error(`${target.url}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+  }
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
+}
+
+/** Runs every target once per round, interleaved, and keeps each one's median round. */
+export async function compare(targets: Record<string, Target>): Promise<[string, Sample][]> {
+  const samples = new Map<string, Sample[]>();
+  for (let round = 1; round <= options.rounds; round++) {
+    for (const [name, target] of Object.entries(targets)) {
+      console.error(`round ${round}/${options.rounds}: ${name} for ${options.duration} s…`);
+      samples.set(name, [...(samples.get(name) ?? []), await measure(target)]);
+    }
+  }
+  return [...samples].map(([name, runs]) => {
+    const sorted = [...runs].sort((a, b) => a.rps - b.rps);
+    return [name, sorted[Math.floor(sorted.length / 2)]!];
+  });
+}
+
+export function report(rows: [string, Sample][]): void {
+  const baseline = rows[0]![1].rps;
+  const { connections, duration, rounds } = options;
+  console.log(`\n${connections} connections, ${duration} s per run, median of ${rounds} rounds\n`);
+  console.log('| Route | req/s | p50 ms | p99 ms | vs baseline |');
+  console.log('|---|---:|---:|---:|---:|');
+  for (const [name, s] of rows) {
+    const ratio = `${((s.rps / baseline) * 100).toFixed(0)} %`;
+    console.log(`| ${name} | ${s.rps.toFixed(0)} | ${s.p50} | ${s.p99} | ${ratio} |`);
+  }
+}
+
+export interface BenchServer {
+  /** The real app. */
+  url: string;
+  /** The same product handler without authentication. */
+  bareUrl: string;
+}
+
+/** Starts MongoDB, Temporal and the bench server process; stops them all afterwards. */
+export async function withBenchServer(run: (server: BenchServer) => Promise<void>): Promise<void> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'tripwire-bench-'));
+  const services: Service[] = [];
+  const log = () => undefined;
+  try {
+    const mongo = await provideMongo({ dataDir, port: await freePort(), log });
+    services.push(mongo);
+    const temporal = await provideTemporal({ dataDir, port: await freePort(), log });
+    services.push(temporal);
+    const [port, barePort] = [await freePort(), await freePort()];
+    let ready!: () => void;
+    const started = new Promise<void>((resolve) => (ready = resolve));
+    const server = spawnManaged('node_modules/.bin/tsx', ['bench/support/bench-server.ts'], {
+      env: {
+        ...process.env,
+        PORT: String(port),
+        BARE_PORT: String(barePort),
+        LOG_LEVEL: 'warn',
+        MONGODB_URI: mongo.address,
+        MONGODB_DB: `bench_${Date.now()}`,
+        TEMPORAL_ADDRESS: temporal.address,
+      },
+      onLine: (line) =>
+        line === 'bench server ready' ? ready() : console.error(`server | ${line}`),
+    });
+    try {
+      await Promise.race([
+        started,
+        server.exited.then(() => Promise.reject(new Error('bench server exited'))),
+      ]);
+      await run({ url: `http://127.0.0.1:${port}`, bareUrl: `http://127.0.0.1:${barePort}` });
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    for (const service of services.reverse()) await service.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+export async function post(url: string, body: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`${url}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as Record<string, unknown>;
+}
