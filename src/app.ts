@@ -9,10 +9,15 @@ import { systemClock, type Clock } from './clock';
 import type { Config } from './config';
 import type { Database } from './db/mongo';
 import { ALL_INDEXES } from './db/indexes';
-import { AuditTrailRepository } from './audit/audit-trail.repository';
+import { AuditTrail } from './audit/audit-trail';
 import { AuditTrailWriter } from './audit/audit-trail.writer';
 import { auditRoutes } from './audit/audit.routes';
 import { workerPingRoutes } from './diagnostics/worker-ping.routes';
+import { EvidenceRepository } from './evidence/evidence.repository';
+import { evidenceRoutes } from './evidence/evidence.routes';
+import { EvidenceService } from './evidence/evidence.service';
+import { EvidenceStore } from './evidence/evidence.store';
+import { publicVerifyRoutes } from './evidence/public-verify.routes';
 import { healthRoutes } from './health/health.routes';
 import { errorHandler, notFoundHandler } from './http/errors';
 import { requestLogging } from './http/request-logging';
@@ -52,7 +57,9 @@ export function createApp({ config, logger, mongo, temporal, clock = systemClock
     refreshTtlMs: config.REFRESH_TTL_DAYS * 24 * HOUR_MS,
   });
   const session = requireSession(auth);
-  const audit = new AuditTrailRepository(mongo.db);
+  const evidence = new EvidenceRepository(mongo.db);
+  const evidenceService = new EvidenceService(evidence);
+  const audit = new AuditTrail(new EvidenceStore(mongo.db, clock), evidence);
   const trail = new AuditTrailWriter(audit, logger);
   const keys = new ApiKeysService({ keys: new ApiKeysRepository(mongo.db), audit, clock });
 
@@ -68,9 +75,11 @@ export function createApp({ config, logger, mongo, temporal, clock = systemClock
 
   app.use('/api/auth', authRoutes(auth, config));
   app.use('/api/auth', session, apiKeysRoutes(keys));
-  app.use('/api/audit', session, auditRoutes(audit));
+  app.use('/api/audit', session, auditRoutes(audit, evidenceService));
   app.use('/api/users', session, usersRoutes(users));
   app.use('/api/diagnostics', session, workerPingRoutes(temporal));
+  app.use('/api/verify', publicVerifyRoutes(evidenceService));
+  app.use('/audit', evidenceRoutes({ evidence, service: evidenceService, users, clock }));
   app.use('/shield', shieldRoutes());
 
   app.use(notFoundHandler);

@@ -1,29 +1,35 @@
+import type { EvidenceInput } from '../evidence/evidence.store';
 import type { Logger } from '../logger';
-import { withId, type AuditEntry, type AuditTrailRepository } from './audit-trail.repository';
+import { toEvidence, type AuditEvent, type AuditTrail } from './audit-trail';
 
 const FLUSH_EVERY_MS = 20;
 const RETRY_AFTER_MS = 1_000;
-const MAX_BATCH = 500;
 /** Past this many unwritten entries (a long database outage) the oldest are dropped, loudly. */
 const MAX_BUFFERED = 50_000;
 
+interface Pending {
+  accountId: string;
+  input: EvidenceInput;
+}
+
 /**
- * Buffers high-volume audit entries (one per API-key request) and writes them in batches shortly
- * after the response has gone out, so the trail costs one database write per batch rather than
- * one per request. A failed batch is kept and retried; `close()` writes what is left on shutdown.
+ * Buffers high-volume audit entries (one per API-key request) and seals them in batches shortly
+ * after the response has gone out: one chained append per account and batch rather than one per
+ * request. A failed batch is kept and retried (log ids are fixed, so nothing is written twice);
+ * `close()` writes what is left on shutdown.
  */
 export class AuditTrailWriter {
-  private buffer: AuditEntry[] = [];
+  private buffer: Pending[] = [];
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
 
   constructor(
-    private readonly repository: AuditTrailRepository,
+    private readonly trail: AuditTrail,
     private readonly log: Logger,
   ) {}
 
-  record(entry: Omit<AuditEntry, 'id'>): void {
-    this.buffer.push(withId(entry));
+  record(event: AuditEvent): void {
+    this.buffer.push({ accountId: event.accountId, input: toEvidence(event) });
     if (this.buffer.length > MAX_BUFFERED) {
       const dropped = this.buffer.splice(0, this.buffer.length - MAX_BUFFERED);
       this.log.error(
@@ -38,26 +44,44 @@ export class AuditTrailWriter {
   async flush(): Promise<void> {
     while (this.flushing) await this.flushing;
     if (!this.buffer.length) return;
-    const batch = this.buffer.splice(0, MAX_BATCH);
-    this.flushing = this.repository.appendMany(batch).then(
-      () => undefined,
-      (err: unknown) => {
-        this.buffer.unshift(...batch);
-        throw err;
-      },
-    );
+    const batch = this.buffer;
+    this.buffer = [];
+    this.flushing = this.write(batch);
     try {
       await this.flushing;
     } finally {
       this.flushing = undefined;
     }
-    if (this.buffer.length) await this.flush();
   }
 
   async close(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
     await this.flush();
+  }
+
+  private async write(batch: Pending[]): Promise<void> {
+    const byAccount = new Map<string, Pending[]>();
+    for (const p of batch) byAccount.set(p.accountId, [...(byAccount.get(p.accountId) ?? []), p]);
+    const failed: Pending[] = [];
+    let firstError: unknown;
+    await Promise.all(
+      [...byAccount].map(async ([accountId, entries]) => {
+        try {
+          await this.trail.appendBatch(
+            accountId,
+            entries.map((e) => e.input),
+          );
+        } catch (err) {
+          failed.push(...entries);
+          firstError ??= err;
+        }
+      }),
+    );
+    if (failed.length) {
+      this.buffer.unshift(...failed);
+      throw firstError;
+    }
   }
 
   private schedule(delayMs: number): void {

@@ -1,42 +1,43 @@
 import { Router } from 'express';
 import { z } from 'zod';
+import type { EvidenceRecord } from '../evidence/evidence.repository';
+import type { EvidenceService } from '../evidence/evidence.service';
 import { sessionOf } from '../http/session-auth';
-import type { AuditEntry, AuditTrailRepository } from './audit-trail.repository';
+import type { AuditTrail } from './audit-trail';
 
 const pageSchema = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
-  before: z
-    .string()
-    .regex(/^aud_[0-9a-f]{28}$/, 'a cursor from the previous page')
-    .optional(),
+  before: z.coerce.number().int().min(1).optional(),
 });
 
-function describeEntry(entry: AuditEntry) {
+function describeEntry(record: EvidenceRecord) {
   return {
-    id: entry.id,
-    at: entry.at.toISOString(),
-    action: entry.action,
-    actor: entry.actor,
-    key_id: entry.keyId,
-    ...(entry.request && {
-      request: {
-        method: entry.request.method,
-        path: entry.request.path,
-        status: entry.request.status,
-        request_id: entry.request.requestId,
-      },
-    }),
+    log_id: record.id,
+    seq: record.seq,
+    action: record.kind.replace(/^audit\./, ''),
+    ...record.data,
+    content_hash: record.contentHash ?? null,
   };
 }
 
-/** `GET /api/audit/trail`: the account's audit trail, newest first, behind requireSession. */
-export function auditRoutes(audit: AuditTrailRepository): Router {
+/** Console routes under /api/audit, behind requireSession. */
+export function auditRoutes(trail: AuditTrail, evidence: EvidenceService): Router {
   const router = Router();
 
+  /** The account's audit trail, newest first; `before` is the `seq` to continue below. */
   router.get('/trail', async (req, res) => {
     const { limit, before } = pageSchema.parse(req.query);
-    const page = await audit.listNewestFirst(sessionOf(res).userId, limit, before);
-    res.json({ entries: page.entries.map(describeEntry), next: page.next });
+    const records = await trail.list(sessionOf(res).userId, limit + 1, before);
+    const page = records.slice(0, limit);
+    res.json({
+      entries: page.map(describeEntry),
+      next: records.length > limit ? (page.at(-1)?.seq ?? null) : null,
+    });
+  });
+
+  /** The whole-log check of the account's evidence chain. */
+  router.get('/chain', async (_req, res) => {
+    res.json(await evidence.checkChain(sessionOf(res).userId));
   });
 
   return router;

@@ -1,7 +1,7 @@
 import { sessionsIndexes } from '../accounts/sessions.repository';
 import { usersIndexes } from '../accounts/users.repository';
-import { auditTrailIndexes } from '../audit/audit-trail.repository';
 import { apiKeysIndexes, keySlotsIndexes } from '../keys/api-keys.repository';
+import { chainHeadsIndexes, evidenceIndexes } from '../evidence/evidence.repository';
 import type { CollectionIndexes } from './mongo';
 
 /** Every index the service relies on; created at start, checked by /readyz. */
@@ -10,5 +10,6 @@ export const ALL_INDEXES: readonly CollectionIndexes[] = [
   sessionsIndexes,
   apiKeysIndexes,
   keySlotsIndexes,
-  auditTrailIndexes,
+  evidenceIndexes,
+  chainHeadsIndexes,
 ];

@@ -1,5 +1,5 @@
 import type { SessionPrincipal } from '../accounts/auth.service';
-import type { AuditTrailRepository } from '../audit/audit-trail.repository';
+import type { AuditTrail } from '../audit/audit-trail';
 import type { Clock } from '../clock';
 import { AppError } from '../http/errors';
 import type { ApiKeyPrincipal } from '../http/caller';
@@ -15,7 +15,7 @@ const LAST_USED_MEMORY = 10_000;
 
 interface ApiKeysServiceDeps {
   keys: ApiKeysRepository;
-  audit: AuditTrailRepository;
+  audit: AuditTrail;
   clock: Clock;
 }
 
@@ -53,7 +53,7 @@ export class ApiKeysService {
       await keys.releaseSlot(key.accountId, slot, key.id);
       throw err;
     }
-    await audit.append({
+    await audit.record({
       accountId: key.accountId,
       at: now,
       action: 'api_key.created',
@@ -93,7 +93,7 @@ export class ApiKeysService {
     const revoked = await keys.revoke(session.userId, keyId, now);
     if (!revoked) throw new AppError(404, `API key ${keyId} is already revoked`);
     await keys.releaseSlot(revoked.accountId, revoked.slot, revoked.id);
-    await audit.append({
+    await audit.record({
       accountId: revoked.accountId,
       at: now,
       action: 'api_key.revoked',

@@ -1,6 +1,8 @@
 import request from 'supertest';
 import { createKey, signUpAndLogIn, type SignedIn } from '../support/accounts';
-import { AuditTrailRepository, withId } from '../../src/audit/audit-trail.repository';
+import { AuditTrail, toEvidence } from '../../src/audit/audit-trail';
+import { EvidenceRepository } from '../../src/evidence/evidence.repository';
+import { EvidenceStore } from '../../src/evidence/evidence.store';
 import { createTestApp, type TestApp } from '../support/test-app';
 
 let t: TestApp;
@@ -49,6 +51,7 @@ describe('audit trail of key use', () => {
       'api_key.created',
     ]);
     expect(entries.every((e) => e.key_id === id)).toBe(true);
+    expect(entries.every((e) => /^[0-9a-f]{64}$/.test(String(e.content_hash)))).toBe(true);
     const uses = entries.filter((e) => e.action === 'api_key.used').map((e) => e.request);
     expect(uses).toEqual(
       expect.arrayContaining([
@@ -65,13 +68,12 @@ describe('audit trail of key use', () => {
     const who = await signUpAndLogIn(t.app);
     for (let i = 0; i < 3; i++) await createKey(t.app, who.token);
     const all = await waitForEntries(who, 3);
+    const ids = (page: { entries: { log_id: string }[] }) => page.entries.map((e) => e.log_id);
     const first = await trail(who, '?limit=2');
-    expect(first.body.entries.map((e: { id: string }) => e.id)).toEqual(
-      all.slice(0, 2).map((e) => e.id),
-    );
-    expect(first.body.next).toBe(all[1]!.id);
+    expect(ids(first.body)).toEqual(all.slice(0, 2).map((e) => e.log_id));
+    expect(first.body.next).toBe(all[1]!.seq);
     const second = await trail(who, `?limit=2&before=${first.body.next}`);
-    expect(second.body.entries.map((e: { id: string }) => e.id)).toEqual([all[2]!.id]);
+    expect(ids(second.body)).toEqual([all[2]!.log_id]);
     expect(second.body.next).toBeNull();
   });
 
@@ -85,9 +87,7 @@ describe('audit trail of key use', () => {
   it('when the page parameters are bad, then 422 names them', async () => {
     const who = await signUpAndLogIn(t.app);
     expect((await trail(who, '?limit=0')).body.detail).toMatch(/^limit: /);
-    expect((await trail(who, '?before=xyz')).body).toEqual({
-      detail: 'before: a cursor from the previous page',
-    });
+    expect((await trail(who, '?before=xyz')).body.detail).toMatch(/^before: /);
   });
 
   it('when called without a session, then 401', async () => {
@@ -96,10 +96,13 @@ describe('audit trail of key use', () => {
 });
 
 describe('audit trail storage', () => {
-  it('when a batch is written twice (a retry), then each entry is stored once', async () => {
-    const repository = new AuditTrailRepository(t.mongo.db);
+  it('when a batch is written twice (a retry), then each entry is sealed once, in order', async () => {
+    const trailStore = new AuditTrail(
+      new EvidenceStore(t.mongo.db, () => new Date()),
+      new EvidenceRepository(t.mongo.db),
+    );
     const batch = [1, 2].map((n) =>
-      withId({
+      toEvidence({
         accountId: 'usr_retry',
         at: new Date(),
         action: 'api_key.used',
@@ -108,10 +111,13 @@ describe('audit trail storage', () => {
         request: { method: 'GET', path: '/shield', status: 200, requestId: `r${n}` },
       }),
     );
-    await repository.appendMany(batch);
-    await repository.appendMany(batch);
-    expect(
-      await t.mongo.db.collection('audit_trail').countDocuments({ accountId: 'usr_retry' }),
-    ).toBe(2);
+    const first = await trailStore.appendBatch('usr_retry', batch);
+    const again = await trailStore.appendBatch('usr_retry', batch);
+    expect(again.map((r) => [r.id, r.seq, r.contentHash])).toEqual(
+      first.map((r) => [r.id, r.seq, r.contentHash]),
+    );
+    expect(await t.mongo.db.collection('evidence').countDocuments({ accountId: 'usr_retry' })).toBe(
+      2,
+    );
   });
 });

@@ -1,10 +1,11 @@
 import pino from 'pino';
-import type { AuditEntry, AuditTrailRepository } from '../../src/audit/audit-trail.repository';
+import type { AuditEvent, AuditTrail } from '../../src/audit/audit-trail';
 import { AuditTrailWriter } from '../../src/audit/audit-trail.writer';
+import type { EvidenceInput } from '../../src/evidence/evidence.store';
 
-function entry(n: number): Omit<AuditEntry, 'id'> {
+function event(n: number, accountId = 'usr_a'): AuditEvent {
   return {
-    accountId: 'usr_a',
+    accountId,
     at: new Date(1_700_000_000_000 + n),
     action: 'api_key.used',
     actor: { type: 'api_key', id: 'k' },
@@ -13,60 +14,59 @@ function entry(n: number): Omit<AuditEntry, 'id'> {
   };
 }
 
-/** Records what reaches the database; fails the first `failures` writes. */
-function fakeRepository(failures = 0) {
-  const written: AuditEntry[] = [];
+/** Records what reaches the store per account; fails the first `failures` writes. */
+function fakeTrail(failures = 0) {
+  const written: { accountId: string; input: EvidenceInput }[] = [];
   let calls = 0;
-  const repository = {
-    appendMany: (entries: readonly AuditEntry[]) => {
+  const trail = {
+    appendBatch: (accountId: string, inputs: readonly EvidenceInput[]) => {
       calls += 1;
       if (calls <= failures) return Promise.reject(new Error('database down'));
-      written.push(...entries);
-      return Promise.resolve();
+      written.push(...inputs.map((input) => ({ accountId, input })));
+      return Promise.resolve([]);
     },
-  } as unknown as AuditTrailRepository;
-  return { repository, written, calls: () => calls };
+  } as unknown as AuditTrail;
+  const requestIds = () =>
+    written.map((w) => (w.input.data as { request: { request_id: string } }).request.request_id);
+  return { trail, written, requestIds, calls: () => calls };
 }
 
 const silent = pino({ level: 'silent' });
 
 describe('AuditTrailWriter', () => {
-  it('when entries are recorded, then one flush writes them all in order with ids', async () => {
-    const fake = fakeRepository();
-    const writer = new AuditTrailWriter(fake.repository, silent);
-    for (let i = 0; i < 3; i++) writer.record(entry(i));
+  it('when entries are recorded, then one flush seals them in order, one batch per account', async () => {
+    const fake = fakeTrail();
+    const writer = new AuditTrailWriter(fake.trail, silent);
+    writer.record(event(0));
+    writer.record(event(1, 'usr_b'));
+    writer.record(event(2));
     await writer.close();
-    expect(fake.written.map((e) => e.request?.requestId)).toEqual(['r0', 'r1', 'r2']);
-    expect(fake.written.every((e) => /^aud_[0-9a-f]{28}$/.test(e.id))).toBe(true);
-    expect(fake.calls()).toBe(1);
+    expect(fake.written.filter((w) => w.accountId === 'usr_a').map((w) => w.input.kind)).toEqual([
+      'audit.api_key.used',
+      'audit.api_key.used',
+    ]);
+    expect(fake.requestIds().sort()).toEqual(['r0', 'r1', 'r2']);
+    expect(fake.written.every((w) => /^evd_/.test(w.input.logId ?? ''))).toBe(true);
+    expect(fake.calls()).toBe(2);
   });
 
-  it('when a write fails, then the entries are kept and written by the next flush', async () => {
-    const fake = fakeRepository(1);
-    const writer = new AuditTrailWriter(fake.repository, silent);
-    writer.record(entry(1));
+  it('when a write fails, then the entries are kept and written, with the same ids, next time', async () => {
+    const fake = fakeTrail(1);
+    const writer = new AuditTrailWriter(fake.trail, silent);
+    writer.record(event(1));
     await expect(writer.flush()).rejects.toThrow('database down');
     expect(fake.written).toEqual([]);
-    writer.record(entry(2));
+    writer.record(event(2));
     await writer.close();
-    expect(fake.written.map((e) => e.request?.requestId)).toEqual(['r1', 'r2']);
+    expect(fake.requestIds()).toEqual(['r1', 'r2']);
   });
 
   it('when left to itself, then it flushes within a moment of the last entry', async () => {
-    const fake = fakeRepository();
-    const writer = new AuditTrailWriter(fake.repository, silent);
-    writer.record(entry(1));
+    const fake = fakeTrail();
+    const writer = new AuditTrailWriter(fake.trail, silent);
+    writer.record(event(1));
     await new Promise((r) => setTimeout(r, 100));
     expect(fake.written).toHaveLength(1);
     await writer.close();
-  });
-
-  it('when more than one batch is waiting, then they are written in batches of at most 500', async () => {
-    const fake = fakeRepository();
-    const writer = new AuditTrailWriter(fake.repository, silent);
-    for (let i = 0; i < 1_200; i++) writer.record(entry(i));
-    await writer.close();
-    expect(fake.written).toHaveLength(1_200);
-    expect(fake.calls()).toBe(3);
   });
 });

@@ -1,0 +1,60 @@
+import type { EvidenceRecord, EvidenceRepository } from '../evidence/evidence.repository';
+import type { EvidenceInput, EvidenceStore } from '../evidence/evidence.store';
+import { newId } from '../ids';
+
+export type AuditAction = 'api_key.created' | 'api_key.revoked' | 'api_key.used';
+
+/** What happened, as sealed into the account's evidence log under kind `audit.<action>`. */
+export interface AuditEvent {
+  accountId: string;
+  at: Date;
+  action: AuditAction;
+  /** Who acted: a console session or an API key (by id). */
+  actor: { type: 'session' | 'api_key'; id: string };
+  /** The key the entry is about. */
+  keyId: string;
+  request?: { method: string; path: string; status: number; requestId: string };
+}
+
+const AUDIT_KINDS = ['api_key.created', 'api_key.revoked', 'api_key.used'].map((a) => `audit.${a}`);
+
+/** An event ready to seal; the log id is fixed up front so a retried batch is written once. */
+export function toEvidence(event: AuditEvent): EvidenceInput {
+  return {
+    logId: newId('evd'),
+    kind: `audit.${event.action}`,
+    data: {
+      at: event.at.toISOString(),
+      actor: event.actor,
+      key_id: event.keyId,
+      ...(event.request && {
+        request: {
+          method: event.request.method,
+          path: event.request.path,
+          status: event.request.status,
+          request_id: event.request.requestId,
+        },
+      }),
+    },
+  };
+}
+
+/** The account audit trail: the `audit.*` records of the evidence log, newest first. */
+export class AuditTrail {
+  constructor(
+    private readonly store: EvidenceStore,
+    private readonly evidence: EvidenceRepository,
+  ) {}
+
+  async record(event: AuditEvent): Promise<EvidenceRecord> {
+    return this.store.append(event.accountId, toEvidence(event));
+  }
+
+  appendBatch(accountId: string, inputs: readonly EvidenceInput[]): Promise<EvidenceRecord[]> {
+    return this.store.appendMany(accountId, inputs);
+  }
+
+  list(accountId: string, limit: number, beforeSeq?: number): Promise<EvidenceRecord[]> {
+    return this.evidence.listNewestFirst(accountId, { kinds: AUDIT_KINDS, limit, beforeSeq });
+  }
+}

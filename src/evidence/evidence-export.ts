@@ -1,0 +1,119 @@
+import { once } from 'node:events';
+import type { Response } from 'express';
+import PDFDocument from 'pdfkit';
+import type { EvidenceRecord, EvidenceRepository } from './evidence.repository';
+import { SEAL_ALGORITHM } from './seal';
+
+const RECORDS_PER_CHUNK = 200;
+
+function exportedRecord(record: EvidenceRecord) {
+  return {
+    log_id: record.id,
+    seq: record.seq,
+    kind: record.kind,
+    sealed_at: record.sealedAt.toISOString(),
+    prev_hash: record.prevHash,
+    content_hash: record.contentHash ?? null,
+    algorithm: record.algorithm ?? null,
+    data: record.data,
+  };
+}
+
+async function write(res: Response, chunk: string | Buffer): Promise<void> {
+  if (!res.write(chunk)) await once(res, 'drain');
+}
+
+/**
+ * The whole log as one JSON document, streamed from a cursor with back-pressure, so memory stays
+ * flat however long the log is. The summary comes last, once the records have been counted.
+ */
+export async function streamJsonExport(
+  res: Response,
+  evidence: EvidenceRepository,
+  accountId: string,
+  now: Date,
+): Promise<void> {
+  res.status(200).type('application/json');
+  res.set('Content-Disposition', `attachment; filename="evidence-${accountId}.json"`);
+  const header = {
+    account_id: accountId,
+    exported_at: now.toISOString(),
+    algorithm: SEAL_ALGORITHM,
+  };
+  await write(res, `${JSON.stringify(header).slice(0, -1)},"records":[`);
+  let count = 0;
+  let first: EvidenceRecord | undefined;
+  let last: EvidenceRecord | undefined;
+  let chunk: string[] = [];
+  for await (const record of evidence.streamAscending(accountId)) {
+    first ??= record;
+    last = record;
+    chunk.push(JSON.stringify(exportedRecord(record)));
+    count += 1;
+    if (chunk.length === RECORDS_PER_CHUNK) {
+      await write(res, (count > RECORDS_PER_CHUNK ? ',' : '') + chunk.join(','));
+      chunk = [];
+    }
+  }
+  if (chunk.length) await write(res, (count > chunk.length ? ',' : '') + chunk.join(','));
+  const summary = {
+    count,
+    first_seq: first?.seq ?? null,
+    last_seq: last?.seq ?? null,
+    head_hash: last?.contentHash ?? null,
+  };
+  res.end(`],"summary":${JSON.stringify(summary)}}`);
+}
+
+/** The legal report: account, period, every record's time, kind and hash, and how to verify. */
+export async function streamPdfExport(
+  res: Response,
+  evidence: EvidenceRepository,
+  account: { id: string; email: string },
+  now: Date,
+): Promise<void> {
+  const [earliest, latest] = await Promise.all([
+    evidence.earliest(account.id),
+    evidence.latest(account.id),
+  ]);
+  const doc = new PDFDocument({
+    size: 'A4',
+    margin: 50,
+    info: { Title: `Evidence log of ${account.id}` },
+  });
+  res.status(200).type('application/pdf');
+  res.set('Content-Disposition', `attachment; filename="evidence-${account.id}.pdf"`);
+  doc.pipe(res);
+
+  doc.fontSize(18).text('Sealed evidence log', { underline: false });
+  doc.moveDown(0.5).fontSize(10);
+  doc.text(`Account: ${account.id} (${account.email})`);
+  doc.text(`Exported: ${now.toISOString()}`);
+  doc.text(
+    earliest && latest
+      ? `Period: ${earliest.sealedAt.toISOString()} to ${latest.sealedAt.toISOString()}, sequence ${earliest.seq} to ${latest.seq}`
+      : 'Period: the log has no records yet',
+  );
+  doc.text(`Head hash: ${latest?.contentHash ?? 'none'}`);
+  doc.moveDown(0.5);
+  doc
+    .fontSize(9)
+    .text(
+      'How to verify: every record is sealed when written. Its content hash is the SHA-256 (hex) of ' +
+        'the RFC 8785 canonical JSON of {v: 1, log_id, account_id, seq, kind, sealed_at, prev_hash, data}, ' +
+        "and prev_hash is the previous record's content hash, so an edited, removed or reordered record " +
+        'breaks the chain. Anyone can check a hash, without an account, at GET /api/verify/<hash> on this ' +
+        'service; the JSON export carries every field needed to recompute the hashes independently.',
+    );
+  doc.moveDown();
+
+  let written = 0;
+  doc.font('Courier').fontSize(7);
+  for await (const record of evidence.streamAscending(account.id)) {
+    doc.text(`#${record.seq}  ${record.sealedAt.toISOString()}  ${record.kind}`);
+    doc.text(`     ${record.contentHash ?? '(unsealed)'}`, { lineGap: 2 });
+    if (++written % RECORDS_PER_CHUNK === 0 && res.writableNeedDrain) await once(res, 'drain');
+  }
+  doc.font('Helvetica').fontSize(9).moveDown().text(`${written} records listed.`);
+  doc.end();
+}
