@@ -23,7 +23,7 @@ export interface SealedFields {
  * once: changing them would change every hash, so they never follow code renames.
  */
 export function contentHash(fields: SealedFields): string {
-  const canonical = canonicalize({
+  const canonical = canonicalJson({
     v: 1,
     log_id: fields.logId,
     account_id: fields.accountId,
@@ -33,8 +33,14 @@ export function contentHash(fields: SealedFields): string {
     prev_hash: fields.prevHash,
     data: fields.data,
   });
-  if (canonical === undefined) throw new Error('evidence fields cannot be canonicalised');
   return createHash('sha256').update(canonical).digest('hex');
+}
+
+/** RFC 8785 (JSON Canonicalization Scheme): sorted keys, ECMAScript number forms, minimal escapes. */
+export function canonicalJson(value: unknown): string {
+  const canonical = canonicalize(value);
+  if (canonical === undefined) throw new TypeError('value cannot be canonicalised');
+  return canonical;
 }
 
 /**

@@ -59,6 +59,11 @@ const call = (method: string, path: string, key?: string) => {
   return key === undefined ? req : req.set('X-API-Key', key);
 };
 
+/** Past the gate: whatever the route answers (404, 401, a route's own 403), it is not the gate's refusal. */
+function expectGatePassed(res: request.Response) {
+  expect(String(res.body?.detail)).not.toMatch(/does not have the required scope/);
+}
+
 const cases = SPEC_TABLE.flatMap(([prefix, read, write]) =>
   METHODS.map((method) => [prefix, method, WRITES.has(method) ? write : read] as const),
 );
@@ -69,7 +74,7 @@ describe.each(cases)('%s with %s (requires %s)', (prefix, method, scope) => {
 
   it('when the key has exactly that scope, then the gate lets it through', async () => {
     const key = keyFor(WRITES.has(method) ? 'write' : 'read');
-    expect((await call(method, path, key)).status).not.toBe(403);
+    expectGatePassed(await call(method, path, key));
   });
 
   it('when the key has another scope, then 403 names the required scope', async () => {
@@ -79,15 +84,15 @@ describe.each(cases)('%s with %s (requires %s)', (prefix, method, scope) => {
   });
 
   it('when the key has the namespace wildcard, then the gate lets it through', async () => {
-    expect((await call(method, path, keyFor('wildcard'))).status).not.toBe(403);
+    expectGatePassed(await call(method, path, keyFor('wildcard')));
   });
 
   it('when the key has *, then the gate lets it through', async () => {
-    expect((await call(method, path, keyFor('all'))).status).not.toBe(403);
+    expectGatePassed(await call(method, path, keyFor('all')));
   });
 
-  it('when there is no key, then this layer does not answer 403', async () => {
-    expect((await call(method, path)).status).not.toBe(403);
+  it('when there is no key, then this layer does not refuse it', async () => {
+    expectGatePassed(await call(method, path));
   });
 });
 
