@@ -2,6 +2,7 @@
  * Shared benchmark plumbing: throw-away servers, the bench server process, autocannon runs
  * interleaved over rounds, and a Markdown table of ratios against the first (baseline) route.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +16,7 @@ import {
   type Service,
 } from '../../tools/stack';
 
+/** Load options; other flags are left to the bench script that imports this module. */
 export const options = (() => {
   const { values } = parseArgs({
     options: {
@@ -22,6 +24,7 @@ export const options = (() => {
       connections: { type: 'string', default: '10' },
       rounds: { type: 'string', default: '3' },
     },
+    strict: false,
   });
   return {
     duration: Number(values.duration),
@@ -90,10 +93,22 @@ export interface BenchServer {
   url: string;
   /** The same product handler without authentication. */
   bareUrl: string;
+  /** The server process, for memory readings. */
+  pid: number;
+  /** Its database, for seeding data directly. */
+  mongoUri: string;
+  dbName: string;
 }
 
-/** Starts MongoDB, Temporal and the bench server process; stops them all afterwards. */
-export async function withBenchServer(run: (server: BenchServer) => Promise<void>): Promise<void> {
+/**
+ * Starts MongoDB, Temporal and a server process; stops them all afterwards. `bench` serves the app
+ * and the unauthenticated baseline through tsx; `api` builds and runs the production entry point
+ * (`node dist/src/main.js`), for readings such as memory that tsx would distort.
+ */
+export async function withBenchServer(
+  run: (server: BenchServer) => Promise<void>,
+  kind: 'bench' | 'api' = 'bench',
+): Promise<void> {
   const dataDir = await mkdtemp(join(tmpdir(), 'tripwire-bench-'));
   const services: Service[] = [];
   const log = () => undefined;
@@ -103,27 +118,41 @@ export async function withBenchServer(run: (server: BenchServer) => Promise<void
     const temporal = await provideTemporal({ dataDir, port: await freePort(), log });
     services.push(temporal);
     const [port, barePort] = [await freePort(), await freePort()];
+    const dbName = `bench_${Date.now()}`;
+    if (kind === 'api') execFileSync('npm', ['run', 'build'], { stdio: 'ignore' });
     let ready!: () => void;
     const started = new Promise<void>((resolve) => (ready = resolve));
-    const server = spawnManaged('node_modules/.bin/tsx', ['bench/support/bench-server.ts'], {
+    // One process (no tsx wrapper), so its pid is the server's own.
+    const args =
+      kind === 'api' ? ['dist/src/main.js'] : ['--import', 'tsx', 'bench/support/bench-server.ts'];
+    const server = spawnManaged(process.execPath, args, {
       env: {
         ...process.env,
+        HOST: '127.0.0.1',
         PORT: String(port),
         BARE_PORT: String(barePort),
-        LOG_LEVEL: 'warn',
+        LOG_LEVEL: kind === 'api' ? 'info' : 'warn', // the API's "listening" line is info
         MONGODB_URI: mongo.address,
-        MONGODB_DB: `bench_${Date.now()}`,
+        MONGODB_DB: dbName,
         TEMPORAL_ADDRESS: temporal.address,
       },
-      onLine: (line) =>
-        line === 'bench server ready' ? ready() : console.error(`server | ${line}`),
+      onLine: (line) => {
+        if (/bench server ready|API listening/.test(line)) ready();
+        else if (!line.includes('"level":30')) console.error(`server | ${line}`);
+      },
     });
     try {
       await Promise.race([
         started,
         server.exited.then(() => Promise.reject(new Error('bench server exited'))),
       ]);
-      await run({ url: `http://127.0.0.1:${port}`, bareUrl: `http://127.0.0.1:${barePort}` });
+      await run({
+        url: `http://127.0.0.1:${port}`,
+        bareUrl: `http://127.0.0.1:${barePort}`,
+        pid: server.child.pid!,
+        mongoUri: mongo.address,
+        dbName,
+      });
     } finally {
       await server.stop();
     }

@@ -1,7 +1,7 @@
 import { sessionsIndexes } from '../accounts/sessions.repository';
 import { usersIndexes } from '../accounts/users.repository';
 import { apiKeysIndexes, keySlotsIndexes } from '../keys/api-keys.repository';
-import { chainHeadsIndexes, evidenceIndexes } from '../evidence/evidence.repository';
+import { evidenceIndexes } from '../evidence/evidence.repository';
 import type { CollectionIndexes } from './mongo';
 
 /** Every index the service relies on; created at start, checked by /readyz. */
@@ -11,5 +11,4 @@ export const ALL_INDEXES: readonly CollectionIndexes[] = [
   apiKeysIndexes,
   keySlotsIndexes,
   evidenceIndexes,
-  chainHeadsIndexes,
 ];

@@ -10,6 +10,8 @@ export interface EvidenceRecord {
   kind: string;
   sealedAt: Date;
   prevHash: string | null;
+  /** The predecessor's log id: not sealed (prevHash is), a pointer so checks read by `_id`. */
+  prevLogId: string | null;
   data: JsonObject;
   contentHash?: string;
   algorithm?: typeof SEAL_ALGORITHM;
@@ -17,22 +19,27 @@ export interface EvidenceRecord {
 
 export type EvidenceDoc = Omit<EvidenceRecord, 'id'> & { _id: string };
 
-/** The newest sequence number and hash each account's chain has reached. */
+/** The newest sequence number, hash and log id each account's chain has reached. */
 export interface ChainHeadDoc {
   _id: string;
   seq: number;
   hash: string;
+  logId: string;
+}
+
+/** Content hash → log id, so the public check is a lookup by `_id` on any server. */
+export interface HashIndexDoc {
+  _id: string;
+  logId: string;
 }
 
 export const evidenceIndexes: CollectionIndexes = {
   collection: 'evidence',
-  indexes: [
-    { key: { accountId: 1, seq: 1 }, name: 'account_seq_unique', unique: true },
-    { key: { contentHash: 1 }, name: 'content_hash' },
-  ],
+  indexes: [{ key: { accountId: 1, seq: 1 }, name: 'account_seq_unique', unique: true }],
 };
 
 export const chainHeadsIndexes: CollectionIndexes = { collection: 'evidence_heads', indexes: [] };
+export const hashIndexIndexes: CollectionIndexes = { collection: 'evidence_hashes', indexes: [] };
 
 export function toRecord({ _id, ...rest }: EvidenceDoc): EvidenceRecord {
   return { id: _id, ...rest };
@@ -40,15 +47,19 @@ export function toRecord({ _id, ...rest }: EvidenceDoc): EvidenceRecord {
 
 /**
  * Reads of the evidence log. There is no update or delete here, or anywhere: records are only
- * ever appended (by EvidenceStore) and read.
+ * ever appended (by EvidenceStore) and read. Single-record reads go by `_id`, the only lookup
+ * FerretDB answers without scanning; range reads (export, chain check, trail) use the
+ * (account, sequence) index on MongoDB.
  */
 export class EvidenceRepository {
-  readonly records: Collection<EvidenceDoc>;
-  readonly heads: Collection<ChainHeadDoc>;
+  private readonly records: Collection<EvidenceDoc>;
+  private readonly heads: Collection<ChainHeadDoc>;
+  private readonly hashes: Collection<HashIndexDoc>;
 
   constructor(db: Db) {
     this.records = db.collection<EvidenceDoc>(evidenceIndexes.collection);
     this.heads = db.collection<ChainHeadDoc>(chainHeadsIndexes.collection);
+    this.hashes = db.collection<HashIndexDoc>(hashIndexIndexes.collection);
   }
 
   /** Any account's record: callers decide between 403 and 404 with its `accountId`. */
@@ -57,14 +68,9 @@ export class EvidenceRepository {
     return doc && toRecord(doc);
   }
 
-  async findBySeq(accountId: string, seq: number): Promise<EvidenceRecord | null> {
-    const doc = await this.records.findOne({ accountId, seq });
-    return doc && toRecord(doc);
-  }
-
   async findByHash(contentHash: string): Promise<EvidenceRecord | null> {
-    const doc = await this.records.findOne({ contentHash });
-    return doc && toRecord(doc);
+    const entry = await this.hashes.findOne({ _id: contentHash });
+    return entry && this.findByLogId(entry.logId);
   }
 
   async latest(accountId: string): Promise<EvidenceRecord | null> {

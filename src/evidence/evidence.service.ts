@@ -59,9 +59,10 @@ export class EvidenceService {
     const recomputed = recomputeHash(record);
     const sealed = record.contentHash !== undefined;
     const match = sealed && recomputed === record.contentHash;
-    const predecessor =
-      record.seq > 1 ? await this.evidence.findBySeq(accountId, record.seq - 1) : null;
-    const predecessorHash = predecessor?.contentHash ?? null;
+    const predecessor = record.prevLogId ? await this.evidence.findByLogId(record.prevLogId) : null;
+    const isPredecessor =
+      predecessor?.accountId === accountId && predecessor.seq === record.seq - 1;
+    const predecessorHash = isPredecessor ? (predecessor.contentHash ?? null) : null;
     const holds = record.seq === 1 ? record.prevHash === null : predecessorHash === record.prevHash;
     return {
       log_id: record.id,

@@ -4,12 +4,14 @@ import { newId } from '../ids';
 import {
   chainHeadsIndexes,
   evidenceIndexes,
+  hashIndexIndexes,
   toRecord,
   type ChainHeadDoc,
   type EvidenceDoc,
   type EvidenceRecord,
+  type HashIndexDoc,
 } from './evidence.repository';
-import { contentHash, SEAL_ALGORITHM, toJsonObject } from './seal';
+import { contentHash, SEAL_ALGORITHM, toJsonObject, type JsonObject } from './seal';
 
 export interface EvidenceInput {
   kind: string;
@@ -21,20 +23,31 @@ export interface EvidenceInput {
 interface Head {
   seq: number;
   hash: string | null;
+  logId: string | null;
+}
+
+interface Pending {
+  logId: string;
+  kind: string;
+  data: JsonObject;
 }
 
 const DUPLICATE_KEY = 11000;
 const MAX_ATTEMPTS = 20;
+const EMPTY_CHAIN: Head = { seq: 0, hash: null, logId: null };
 
 /**
  * The one way evidence is written: sealed, chained, append-only. Each account's records form a
  * chain (sequence 1, 2, 3, … each carrying the previous record's hash). The unique index on
- * (account, sequence) is the arbiter between writers on different replicas; within this process,
- * appends for one account run one batch at a time, so they rarely collide at all.
+ * (account, sequence) is the arbiter between writers on different replicas, so no sequence number
+ * is ever taken twice or skipped; within this process, appends for one account run one batch at a
+ * time. The chain head (`evidence_heads`, by `_id`) says where to continue; when it lags (another
+ * replica, or a crash before it moved) the insert collides and the true head is read instead.
  */
 export class EvidenceStore {
   private readonly records: Collection<EvidenceDoc>;
   private readonly heads: Collection<ChainHeadDoc>;
+  private readonly hashes: Collection<HashIndexDoc>;
   private readonly queues = new Map<string, Promise<unknown>>();
 
   constructor(
@@ -43,6 +56,7 @@ export class EvidenceStore {
   ) {
     this.records = db.collection<EvidenceDoc>(evidenceIndexes.collection);
     this.heads = db.collection<ChainHeadDoc>(chainHeadsIndexes.collection);
+    this.hashes = db.collection<HashIndexDoc>(hashIndexIndexes.collection);
   }
 
   async append(accountId: string, input: EvidenceInput): Promise<EvidenceRecord> {
@@ -70,83 +84,99 @@ export class EvidenceStore {
     inputs: readonly EvidenceInput[],
   ): Promise<EvidenceRecord[]> {
     const sealedAt = this.clock();
-    let pending = inputs.map((input) => ({
+    let pending: Pending[] = inputs.map((input) => ({
       logId: input.logId ?? newId('evd'),
       kind: input.kind,
       data: toJsonObject(input.data),
     }));
     const written: EvidenceRecord[] = [];
+    let head = await this.recordedHead(accountId);
     for (let attempt = 1; pending.length; attempt++) {
-      const docs = this.chain(accountId, await this.head(accountId), pending, sealedAt);
+      const docs = chain(accountId, head, pending, sealedAt);
       try {
         await this.records.insertMany(docs, { ordered: true });
         written.push(...docs.map(toRecord));
         break;
       } catch (err) {
         if (!isDuplicateKey(err) || attempt === MAX_ATTEMPTS) throw err;
-        // Another writer took a sequence number, or an earlier try stored part of this batch:
-        // keep what is stored, re-chain the rest on the new head.
-        const stored = await this.records
-          .find({ _id: { $in: docs.map((d) => d._id) } })
+        // Keep what went in: the ordered prefix, and records an earlier try already stored.
+        const inserted = err instanceof MongoBulkWriteError ? err.insertedCount : 0;
+        written.push(...docs.slice(0, inserted).map(toRecord));
+        const rest = pending.slice(inserted);
+        const earlier = await this.records
+          .find({ _id: { $in: rest.map((p) => p.logId) } })
           .sort({ seq: 1 })
           .toArray();
-        written.push(...stored.map(toRecord));
-        const storedIds = new Set(stored.map((d) => d._id));
-        pending = pending.filter((p) => !storedIds.has(p.logId));
+        written.push(...earlier.map(toRecord));
+        const stored = new Set(earlier.map((d) => d._id));
+        pending = rest.filter((p) => !stored.has(p.logId));
+        head = await this.actualHead(accountId);
       }
     }
-    const last = written.at(-1);
-    if (last) await this.advanceHead(accountId, last.seq, last.contentHash!);
+    await this.index(accountId, written);
     return written;
   }
 
-  private chain(
-    accountId: string,
-    head: Head,
-    pending: { logId: string; kind: string; data: EvidenceDoc['data'] }[],
-    sealedAt: Date,
-  ): EvidenceDoc[] {
-    let previous = head;
-    return pending.map(({ logId, kind, data }) => {
-      const seq = previous.seq + 1;
-      const prevHash = previous.hash;
-      const hash = contentHash({ logId, accountId, seq, kind, sealedAt, prevHash, data });
-      previous = { seq, hash };
-      return {
-        _id: logId,
-        accountId,
-        seq,
-        kind,
-        sealedAt,
-        prevHash,
-        data,
-        contentHash: hash,
-        algorithm: SEAL_ALGORITHM,
-      };
-    });
+  private async recordedHead(accountId: string): Promise<Head> {
+    const head = await this.heads.findOne({ _id: accountId });
+    return head ? { seq: head.seq, hash: head.hash, logId: head.logId } : EMPTY_CHAIN;
   }
 
-  private async head(accountId: string): Promise<Head> {
-    const latest = await this.records.findOne(
-      { accountId },
-      { sort: { seq: -1 }, projection: { seq: 1, contentHash: 1 } },
-    );
-    return latest ? { seq: latest.seq, hash: latest.contentHash ?? null } : { seq: 0, hash: null };
+  /** The newest record itself: a range read, needed only after a collision. */
+  private async actualHead(accountId: string): Promise<Head> {
+    const latest = await this.records.findOne({ accountId }, { sort: { seq: -1 } });
+    return latest
+      ? { seq: latest.seq, hash: latest.contentHash ?? null, logId: latest._id }
+      : EMPTY_CHAIN;
   }
 
-  /** The chain's high-water mark, kept apart so that deleting the newest records shows too. */
-  private async advanceHead(accountId: string, seq: number, hash: string): Promise<void> {
+  /** After the records: the hash lookup entries and the chain head, both idempotent. */
+  private async index(accountId: string, written: EvidenceRecord[]): Promise<void> {
+    const last = written.at(-1);
+    if (!last) return;
+    try {
+      await this.hashes.insertMany(
+        written.map((r) => ({ _id: r.contentHash!, logId: r.id })),
+        { ordered: false },
+      );
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+    }
+    const head = { seq: last.seq, hash: last.contentHash!, logId: last.id };
     const moved = await this.heads.updateOne(
-      { _id: accountId, seq: { $lt: seq } },
-      { $set: { seq, hash } },
+      { _id: accountId, seq: { $lt: last.seq } },
+      { $set: head },
     );
     if (moved.matchedCount) return;
     try {
-      await this.heads.insertOne({ _id: accountId, seq, hash });
+      await this.heads.insertOne({ _id: accountId, ...head });
     } catch (err) {
       if (!isDuplicateKey(err)) throw err; // a newer head is already recorded
     }
   }
+}
+
+function chain(accountId: string, head: Head, pending: Pending[], sealedAt: Date): EvidenceDoc[] {
+  let previous = head;
+  return pending.map(({ logId, kind, data }) => {
+    const seq = previous.seq + 1;
+    const prevHash = previous.hash;
+    const hash = contentHash({ logId, accountId, seq, kind, sealedAt, prevHash, data });
+    const doc: EvidenceDoc = {
+      _id: logId,
+      accountId,
+      seq,
+      kind,
+      sealedAt,
+      prevHash,
+      prevLogId: previous.logId,
+      data,
+      contentHash: hash,
+      algorithm: SEAL_ALGORITHM,
+    };
+    previous = { seq, hash, logId };
+    return doc;
+  });
 }
 
 function isDuplicateKey(err: unknown): boolean {

@@ -119,6 +119,40 @@ describe('concurrent sealing', () => {
   });
 });
 
+describe('chain head', () => {
+  it('when the recorded head lags (a crash before it moved), then appends still continue the chain', async () => {
+    const who = await account();
+    await seal(who, 2);
+    await t.mongo.db
+      .collection('evidence_heads')
+      .updateOne({ _id: who.userId as never }, { $set: { seq: 1 } });
+    const [next] = await seal(who, 1);
+    expect(next!.seq).toBe(4);
+    expect((await chain(who)).body).toMatchObject({
+      intact: true,
+      records_checked: 4,
+      head: { seq: 4 },
+    });
+    expect((await verify(who, next!.id)).body).toMatchObject({
+      verified: true,
+      link: { holds: true },
+    });
+  });
+
+  it('when a whole batch is sent again (a retry), then nothing is stored twice', async () => {
+    const who = await account();
+    const inputs = [1, 2, 3].map((i) => ({
+      kind: 'test.retry',
+      data: { i },
+      logId: `evd_retry_${who.userId}_${i}`,
+    }));
+    const first = await store.appendMany(who.userId, inputs);
+    const again = await store.appendMany(who.userId, inputs);
+    expect(again.map((r) => r.seq)).toEqual(first.map((r) => r.seq));
+    expect(await evidence().countDocuments({ accountId: who.userId })).toBe(4);
+  });
+});
+
 describe('GET /audit/chain/<user_id>', () => {
   it('when nothing was touched, then the chain is intact up to its head', async () => {
     const who = await account();
