@@ -19,4 +19,4 @@ COPY --from=build /app/dist dist
 USER node
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-CMD ["node", "dist/src/main.js"]
+CMD ["node", "--max-old-space-size=128", "dist/src/main.js"]

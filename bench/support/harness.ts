@@ -3,6 +3,7 @@
  * interleaved over rounds, and a Markdown table of ratios against the first (baseline) route.
  */
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -124,7 +125,7 @@ export async function withBenchServer(
     const started = new Promise<void>((resolve) => (ready = resolve));
     // One process (no tsx wrapper), so its pid is the server's own.
     const args =
-      kind === 'api' ? ['dist/src/main.js'] : ['--import', 'tsx', 'bench/support/bench-server.ts'];
+      kind === 'api' ? apiStartArgs() : ['--import', 'tsx', 'bench/support/bench-server.ts'];
     const server = spawnManaged(process.execPath, args, {
       env: {
         ...process.env,
@@ -160,6 +161,16 @@ export async function withBenchServer(
     for (const service of services.reverse()) await service.stop();
     await rm(dataDir, { recursive: true, force: true });
   }
+}
+
+/** `npm run start:api` without npm in between, so the pid read is the API's own. */
+function apiStartArgs(): string[] {
+  const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as {
+    scripts: Record<string, string>;
+  };
+  const [command, ...args] = pkg.scripts['start:api']!.split(' ');
+  if (command !== 'node') throw new Error('start:api is expected to run node');
+  return args;
 }
 
 export async function post(url: string, body: unknown, headers: Record<string, string> = {}) {

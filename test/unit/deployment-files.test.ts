@@ -33,7 +33,13 @@ describe('docker-compose.yml', () => {
   });
 
   it('when the API and worker start, then their commands are the built entry points', () => {
-    expect(services.api?.command).toEqual(['node', 'dist/src/main.js']);
+    const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+    expect(services.api?.command).toEqual(pkg.scripts['start:api']!.split(' '));
+    expect(readFileSync('Dockerfile', 'utf8')).toContain(
+      `CMD ${JSON.stringify(pkg.scripts['start:api']!.split(' '))}`.replace(/","/g, '", "'),
+    );
     expect(services.worker?.command).toEqual(['node', 'dist/src/worker.js']);
     expect(existsSync('src/main.ts') && existsSync('src/worker.ts')).toBe(true);
   });
