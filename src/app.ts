@@ -27,6 +27,11 @@ import { ApiKeysRepository } from './keys/api-keys.repository';
 import { apiKeysRoutes } from './keys/api-keys.routes';
 import { ApiKeysService } from './keys/api-keys.service';
 import type { Logger } from './logger';
+import { MongoCounterStore, type CounterStore } from './metering/counters.repository';
+import { Meter } from './metering/meter';
+import { metered, PlanLookup } from './metering/metered';
+import { PLAN_LIMITS, type PlanLimits } from './metering/plan-limits';
+import { usageRoutes } from './metering/usage.routes';
 import { shieldRoutes } from './shield/shield.routes';
 import type { Temporal } from './temporal/client';
 
@@ -36,6 +41,9 @@ export interface AppDeps {
   mongo: Database;
   temporal: Temporal;
   clock?: Clock;
+  /** Tests and benchmarks swap these; production uses the plan table and MongoDB counters. */
+  planLimits?: PlanLimits;
+  counters?: CounterStore;
 }
 
 const HOUR_MS = 3_600_000;
@@ -47,7 +55,15 @@ export interface Api {
 }
 
 /** Builds the HTTP app without listening, so tests can serve it on port 0. */
-export function createApp({ config, logger, mongo, temporal, clock = systemClock }: AppDeps): Api {
+export function createApp({
+  config,
+  logger,
+  mongo,
+  temporal,
+  clock = systemClock,
+  planLimits = PLAN_LIMITS,
+  counters = new MongoCounterStore(mongo.db),
+}: AppDeps): Api {
   const users = new UsersRepository(mongo.db);
   const auth = new AuthService({
     users,
@@ -61,6 +77,8 @@ export function createApp({ config, logger, mongo, temporal, clock = systemClock
   const evidenceService = new EvidenceService(evidence);
   const audit = new AuditTrail(new EvidenceStore(mongo.db, clock), evidence);
   const trail = new AuditTrailWriter(audit, logger);
+  const meter = new Meter({ counters, limits: planLimits, clock, log: logger });
+  const plans = new PlanLookup(users);
   const keys = new ApiKeysService({ keys: new ApiKeysRepository(mongo.db), audit, clock });
 
   const app = express();
@@ -80,7 +98,8 @@ export function createApp({ config, logger, mongo, temporal, clock = systemClock
   app.use('/api/diagnostics', session, workerPingRoutes(temporal));
   app.use('/api/verify', publicVerifyRoutes(evidenceService));
   app.use('/audit', evidenceRoutes({ evidence, service: evidenceService, users, clock }));
-  app.use('/shield', shieldRoutes());
+  app.use('/api/usage', session, usageRoutes(meter, plans));
+  app.use('/shield', shieldRoutes(metered(meter, plans, 'shield_inspections')));
 
   app.use(notFoundHandler);
   app.use(errorHandler);

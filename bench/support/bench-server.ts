@@ -12,7 +12,7 @@ import { connectMongo, ensureIndexes } from '../../src/db/mongo';
 import { errorHandler } from '../../src/http/errors';
 import { requestLogging } from '../../src/http/request-logging';
 import { createLogger } from '../../src/logger';
-import { inspect } from '../../src/shield/shield.routes';
+import { inspect, inspectValidation } from '../../src/shield/shield.routes';
 import { createTemporal } from '../../src/temporal/client';
 
 async function main(): Promise<void> {
@@ -25,7 +25,7 @@ async function main(): Promise<void> {
   const bare = express();
   bare.use(requestLogging(logger));
   bare.use(express.json({ limit: config.BODY_LIMIT }));
-  bare.post('/shield/inspect', inspect);
+  bare.post('/shield/inspect', inspectValidation, inspect);
   bare.use(errorHandler);
 
   await Promise.all([

@@ -102,6 +102,26 @@ describe('POST /audit/verify/<log_id>', () => {
   });
 });
 
+describe('records from before sealing', () => {
+  it('when a record has no stored hash, then it says sealed: false and is not verified', async () => {
+    const who = await account();
+    const [record] = await seal(who, 1);
+    await evidence().updateOne(
+      { _id: record!.id as never },
+      { $unset: { contentHash: '', algorithm: '' } },
+    );
+    const res = await verify(who, record!.id);
+    expect(res.body).toMatchObject({
+      sealed: false,
+      verified: false,
+      tampered: false,
+      match: false,
+      stored_hash: null,
+      algorithm: null,
+    });
+  });
+});
+
 describe('concurrent sealing', () => {
   it('when two replicas append to one account at once, then sequences have no gap or repeat', async () => {
     const who = await account();

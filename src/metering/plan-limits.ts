@@ -1,0 +1,30 @@
+import type { PlanId } from '../plans';
+
+/** Metered actions: each creates something. Alerts from what already exists are never metered. */
+export const METERED_ACTIONS = ['shield_inspections'] as const;
+
+export type MeteredAction = (typeof METERED_ACTIONS)[number];
+
+export interface ActionLimits {
+  perMonth: number;
+  perDay: number;
+  burstPerMinute: number;
+}
+
+/**
+ * The one plan table (mirrored in the README). Changing a number is a one-line edit. A month or a
+ * day is a UTC calendar month or day; the burst window is the current UTC minute.
+ */
+export const PLAN_LIMITS: Record<PlanId, Record<MeteredAction, ActionLimits>> = {
+  free: {
+    shield_inspections: { perMonth: 10, perDay: 10, burstPerMinute: 10 },
+  },
+  pro: {
+    shield_inspections: { perMonth: 10_000, perDay: 1_000, burstPerMinute: 120 },
+  },
+  enterprise: {
+    shield_inspections: { perMonth: 1_000_000, perDay: 100_000, burstPerMinute: 1_200 },
+  },
+};
+
+export type PlanLimits = typeof PLAN_LIMITS;
