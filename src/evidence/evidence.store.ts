@@ -1,6 +1,7 @@
 import { MongoBulkWriteError, MongoServerError, type Collection, type Db } from 'mongodb';
 import type { Clock } from '../clock';
 import { newId } from '../ids';
+import { KeyedQueue } from '../keyed-queue';
 import {
   chainHeadsIndexes,
   evidenceIndexes,
@@ -48,7 +49,7 @@ export class EvidenceStore {
   private readonly records: Collection<EvidenceDoc>;
   private readonly heads: Collection<ChainHeadDoc>;
   private readonly hashes: Collection<HashIndexDoc>;
-  private readonly queues = new Map<string, Promise<unknown>>();
+  private readonly queue = new KeyedQueue();
 
   constructor(
     db: Db,
@@ -66,17 +67,7 @@ export class EvidenceStore {
 
   /** Appends in order; the records come back sealed, with their sequence numbers. */
   appendMany(accountId: string, inputs: readonly EvidenceInput[]): Promise<EvidenceRecord[]> {
-    const previous = this.queues.get(accountId) ?? Promise.resolve();
-    const run = previous.then(
-      () => this.write(accountId, inputs),
-      () => this.write(accountId, inputs),
-    );
-    const settled = run.catch(() => undefined);
-    this.queues.set(accountId, settled);
-    void settled.then(() => {
-      if (this.queues.get(accountId) === settled) this.queues.delete(accountId);
-    });
-    return run;
+    return this.queue.run(accountId, () => this.write(accountId, inputs));
   }
 
   private async write(

@@ -1,5 +1,6 @@
 import { MongoServerError, type Collection, type Db } from 'mongodb';
 import type { CollectionIndexes } from '../db/mongo';
+import { KeyedQueue } from '../keyed-queue';
 
 /** Atomic counters, one document per (account, action, window), addressed by `_id`. */
 export interface CounterStore {
@@ -20,6 +21,7 @@ const DUPLICATE_KEY = 11000;
 
 export class MongoCounterStore implements CounterStore {
   private readonly counters: Collection<CounterDoc>;
+  private readonly queue = new KeyedQueue();
 
   constructor(db: Db) {
     this.counters = db.collection<CounterDoc>(countersIndexes.collection);
@@ -27,10 +29,17 @@ export class MongoCounterStore implements CounterStore {
 
   /**
    * One conditional upsert: it matches only while `count < limit`. At the limit the upsert tries
-   * to insert a second document with the same `_id`, which the unique `_id` refuses, so concurrent
-   * callers on any number of replicas never push a count past its limit.
+   * to insert a second document with the same `_id`, which the unique `_id` refuses. On MongoDB the
+   * update is atomic, so callers on any number of replicas never push a count past its limit.
+   * FerretDB 1.24 applies updates as read-modify-write (concurrent `$inc`s are lost), so this
+   * process also runs the operations on one counter one at a time: exact on FerretDB for a single
+   * API process, which is how the development stack runs.
    */
-  async tryIncrement(id: string, limit: number): Promise<number | null> {
+  tryIncrement(id: string, limit: number): Promise<number | null> {
+    return this.queue.run(id, () => this.conditionalIncrement(id, limit));
+  }
+
+  private async conditionalIncrement(id: string, limit: number): Promise<number | null> {
     if (limit <= 0) return null;
     try {
       const doc = await this.counters.findOneAndUpdate(
@@ -46,7 +55,9 @@ export class MongoCounterStore implements CounterStore {
   }
 
   async decrement(id: string): Promise<void> {
-    await this.counters.updateOne({ _id: id, count: { $gt: 0 } }, { $inc: { count: -1 } });
+    await this.queue.run(id, () =>
+      this.counters.updateOne({ _id: id, count: { $gt: 0 } }, { $inc: { count: -1 } }),
+    );
   }
 
   async read(id: string): Promise<number> {

@@ -6,6 +6,8 @@ import type { Clock } from '../../src/clock';
 import { loadConfig, type Config } from '../../src/config';
 import { ALL_INDEXES } from '../../src/db/indexes';
 import { connectMongo, ensureIndexes, type Database } from '../../src/db/mongo';
+import type { CounterStore } from '../../src/metering/counters.repository';
+import type { PlanLimits } from '../../src/metering/plan-limits';
 import { createTemporal, type Temporal } from '../../src/temporal/client';
 
 export interface TestApp {
@@ -33,7 +35,12 @@ export const testLogger = (config: Config) => pino({ level: config.LOG_LEVEL });
 
 /** The real app on the real servers, with an optional clock the test can move. */
 export async function createTestApp(
-  options: { clock?: Clock; config?: Config } = {},
+  options: {
+    clock?: Clock;
+    config?: Config;
+    planLimits?: PlanLimits;
+    counters?: CounterStore;
+  } = {},
 ): Promise<TestApp> {
   const config = options.config ?? testConfig();
   const mongo = await connectMongo(config.MONGODB_URI, config.MONGODB_DB);
@@ -45,6 +52,8 @@ export async function createTestApp(
     mongo,
     temporal,
     clock: options.clock,
+    planLimits: options.planLimits,
+    counters: options.counters,
   });
   return {
     app,

@@ -1,0 +1,205 @@
+import request from 'supertest';
+import { MongoCounterStore, type CounterStore } from '../../src/metering/counters.repository';
+import { PLAN_LIMITS, type ActionLimits, type PlanLimits } from '../../src/metering/plan-limits';
+import { createKey, signUpAndLogIn } from '../support/accounts';
+import { createTestApp, manualClock, type TestApp } from '../support/test-app';
+
+const MINUTE = 60_000;
+
+/** Every plan gets the same limits for the shield, so tests can shape them. */
+function limits(shield: ActionLimits): PlanLimits {
+  return {
+    free: { shield_inspections: shield },
+    pro: { shield_inspections: shield },
+    enterprise: { shield_inspections: shield },
+  };
+}
+
+async function customer(app: TestApp) {
+  const who = await signUpAndLogIn(app.app);
+  const { key } = await createKey(app.app, who.token, { scopes: ['shield:write'] });
+  const inspect = (body: object = { user_id: who.userId, user_message: 'hello' }) =>
+    request(app.app).post('/shield/inspect').set('X-API-Key', key).send(body);
+  const usage = async () =>
+    (await request(app.app).get('/api/usage').set('Authorization', `Bearer ${who.token}`)).body as {
+      plan: string;
+      metrics: { metric: string; used: number; limit: number; resets_at: string }[];
+    };
+  const used = async (metric: string) =>
+    (await usage()).metrics.find((m) => m.metric === metric)!.used;
+  return { ...who, inspect, usage, used };
+}
+
+describe('free plan, real plan table', () => {
+  const clock = manualClock(new Date('2026-03-10T12:00:00Z'));
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ clock: clock.clock });
+  });
+  afterAll(() => t.close());
+
+  it('when the 11th inspection of the month comes, then 402 with every field of the spec', async () => {
+    const c = await customer(t);
+    for (let i = 0; i < 10; i++) {
+      expect((await c.inspect()).status).toBe(200);
+      clock.advance(7 * MINUTE); // stay clear of the burst limit
+    }
+    const res = await c.inspect();
+    expect(res.status).toBe(402);
+    expect(res.body.detail).toEqual({
+      error: 'plan_limit_exceeded',
+      metric: 'shield_inspections_per_month',
+      plan: 'free',
+      plan_display_name: 'Free',
+      limit: PLAN_LIMITS.free.shield_inspections.perMonth,
+      used: 10,
+      message: expect.stringContaining('resets on 2026-04-01'),
+      upgrade_url: '/settings/billing',
+      resets_at: '2026-04-01',
+    });
+  });
+
+  it('when the account looks at its usage, then each metric shows used, limit and reset date', async () => {
+    const c = await customer(t);
+    await c.inspect();
+    expect(await c.usage()).toEqual({
+      plan: 'free',
+      plan_display_name: 'Free',
+      metrics: [
+        { metric: 'shield_inspections_per_month', used: 1, limit: 10, resets_at: '2026-04-01' },
+        { metric: 'shield_inspections_per_day', used: 1, limit: 10, resets_at: expect.any(String) },
+      ],
+    });
+  });
+
+  it('when a request succeeds, then it carries the burst window’s rate-limit headers', async () => {
+    const c = await customer(t);
+    const res = await c.inspect();
+    expect(res.headers['ratelimit-limit']).toBe('10');
+    expect(res.headers['ratelimit-remaining']).toBe('9');
+    expect(Number(res.headers['ratelimit-reset'])).toBeGreaterThan(0);
+  });
+});
+
+describe('burst, daily allowance, concurrency and roll-over', () => {
+  const clock = manualClock(new Date('2026-01-31T23:58:30Z'));
+  let shield: ActionLimits = { perMonth: 1000, perDay: 1000, burstPerMinute: 1000 };
+  let t: TestApp;
+  beforeAll(async () => {
+    // The table is read on each request, so a test can reshape it through this object.
+    const table = limits(shield);
+    t = await createTestApp({ clock: clock.clock, planLimits: table });
+    Object.defineProperty(table.free, 'shield_inspections', { get: () => shield });
+  });
+  afterAll(() => t.close());
+
+  it('when the burst limit is hit, then 429 with Retry-After matching the body, and no quota spent', async () => {
+    shield = { perMonth: 1000, perDay: 1000, burstPerMinute: 3 };
+    const c = await customer(t);
+    for (let i = 0; i < 3; i++) expect((await c.inspect()).status).toBe(200);
+    const res = await c.inspect();
+    expect(res.status).toBe(429);
+    expect(res.body.detail).toMatchObject({
+      error: 'burst_limit_exceeded',
+      retry_after_seconds: 30,
+    });
+    expect(res.headers['retry-after']).toBe('30');
+    expect(await c.used('shield_inspections_per_month')).toBe(3);
+    expect(await c.used('shield_inspections_per_day')).toBe(3);
+  });
+
+  it('when the daily allowance is used up, then 402 resetting the next UTC day, and nothing spent', async () => {
+    shield = { perMonth: 1000, perDay: 2, burstPerMinute: 1000 };
+    const c = await customer(t);
+    await c.inspect();
+    await c.inspect();
+    const res = await c.inspect();
+    expect(res.status).toBe(402);
+    expect(res.body.detail).toMatchObject({
+      error: 'plan_limit_exceeded',
+      metric: 'shield_inspections_per_day',
+      limit: 2,
+      resets_at: '2026-02-01',
+    });
+    expect(await c.used('shield_inspections_per_month')).toBe(2);
+  });
+
+  it('when 50 requests race for the last 10 of the month, then exactly 10 succeed', async () => {
+    shield = { perMonth: 10, perDay: 1000, burstPerMinute: 1000 };
+    const c = await customer(t);
+    const statuses = (await Promise.all(Array.from({ length: 50 }, () => c.inspect()))).map(
+      (r) => r.status,
+    );
+    expect(statuses.filter((s) => s === 200)).toHaveLength(10);
+    expect(statuses.filter((s) => s === 402)).toHaveLength(40);
+    expect(await c.used('shield_inspections_per_month')).toBe(10);
+  });
+
+  it('when the request is invalid or names another account, then it spends nothing', async () => {
+    shield = { perMonth: 1000, perDay: 1000, burstPerMinute: 1000 };
+    const c = await customer(t);
+    expect((await c.inspect({ user_id: c.userId })).status).toBe(422);
+    expect((await c.inspect({ user_id: 'usr_someoneelse', user_message: 'x' })).status).toBe(403);
+    expect(await c.used('shield_inspections_per_month')).toBe(0);
+  });
+
+  it('when the UTC day and then the month turn over, then the allowances start again', async () => {
+    shield = { perMonth: 3, perDay: 1, burstPerMinute: 1000 };
+    const c = await customer(t);
+    expect((await c.inspect()).status).toBe(200);
+    expect((await c.inspect()).status).toBe(402); // daily
+    clock.advance(2 * MINUTE); // 2026-02-01 00:00:30: a new day and a new month
+    expect((await c.inspect()).status).toBe(200);
+    expect(await c.used('shield_inspections_per_month')).toBe(1);
+  });
+});
+
+describe('when the meter store fails', () => {
+  /** The real counters, except those whose id contains `failing`. */
+  function failing(store: CounterStore, failingPart: string): CounterStore {
+    return {
+      tryIncrement: (id, limit) =>
+        id.includes(failingPart)
+          ? Promise.reject(new Error('meter store down'))
+          : store.tryIncrement(id, limit),
+      decrement: (id) => store.decrement(id),
+      read: (id) => store.read(id),
+    };
+  }
+
+  it.each([':minute:', ':month:'])(
+    'when the %s meter cannot count, then the request goes through',
+    async (part) => {
+      const probe = await createTestApp();
+      const t = await createTestApp({
+        config: probe.config,
+        counters: failing(new MongoCounterStore(probe.mongo.db), part),
+      });
+      try {
+        const c = await customer(t);
+        expect((await c.inspect()).status).toBe(200);
+      } finally {
+        await t.close();
+        await probe.mongo.client.close();
+        await probe.temporal.close();
+      }
+    },
+  );
+
+  it('when the daily meter cannot count, then 503 daily_quota_unavailable and nothing spent', async () => {
+    const probe = await createTestApp();
+    const counters = new MongoCounterStore(probe.mongo.db);
+    const t = await createTestApp({ config: probe.config, counters: failing(counters, ':day:') });
+    try {
+      const c = await customer(t);
+      const res = await c.inspect();
+      expect(res.status).toBe(503);
+      expect(res.body.detail).toMatchObject({ error: 'daily_quota_unavailable' });
+      expect(await c.used('shield_inspections_per_month')).toBe(0);
+    } finally {
+      await t.close();
+      await probe.mongo.client.close();
+      await probe.temporal.close();
+    }
+  });
+});
