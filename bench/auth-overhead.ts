@@ -1,13 +1,14 @@
 /**
- * What authentication costs: `POST /shield/inspect` served with no authentication (baseline), with
- * an API key (key lookup, scope gate, ownership check, audit-trail entry), and a session-token read
- * (`GET /api/users/me`), all against the same server process in one run.
+ * What authentication and metering cost on `POST /shield/inspect`, all in one server process and
+ * one run: no authentication and no meters (baseline); an API key (key lookup, scope gate,
+ * ownership check, audit-trail entry) with meters that count nothing; the same with the three
+ * MongoDB meters (burst, month, day); and a session-token read (`GET /api/users/me`).
  *
  *   npm run bench -- [--duration 10] [--connections 10] [--rounds 3]
  */
 import { compare, post, report, withBenchServer } from './support/harness';
 
-void withBenchServer(async ({ url, bareUrl }) => {
+void withBenchServer(async ({ url, bareUrl, unmeteredUrl }) => {
   const credentials = { email: 'bench@example.com', password: 'benchmark password' };
   const { user_id: userId } = await post(`${url}/api/auth/signup`, credentials);
   const { token } = await post(`${url}/api/auth/login`, credentials);
@@ -22,7 +23,13 @@ void withBenchServer(async ({ url, bareUrl }) => {
         method: 'POST',
         body,
       },
-      'POST /shield/inspect, API key': {
+      'POST /shield/inspect, API key, meters off': {
+        url: `${unmeteredUrl}/shield/inspect`,
+        method: 'POST',
+        body,
+        headers: { 'x-api-key': String(key) },
+      },
+      'POST /shield/inspect, API key and the three meters': {
         url: `${url}/shield/inspect`,
         method: 'POST',
         body,

@@ -1,7 +1,10 @@
 /**
- * The benchmark's server process: the real app (`createApp`, every middleware) on PORT, and on
- * BARE_PORT the same product handler with the same body parsing but no authentication, scope gate,
- * ownership check or audit trail: the baseline that isolates what authentication costs.
+ * The benchmark's server process, three apps on one database:
+ * - PORT: the real app (`createApp`, every middleware, MongoDB meters), with plan limits too high
+ *   to bind, so every request pays for metering but none is refused;
+ * - UNMETERED_PORT: the same app with a meter store that counts nothing: authentication, scope
+ *   gate, ownership check and audit trail without the cost of the meters;
+ * - BARE_PORT: the same product handler and body parsing with none of those: the baseline.
  */
 import { once } from 'node:events';
 import express from 'express';
@@ -12,15 +15,31 @@ import { connectMongo, ensureIndexes } from '../../src/db/mongo';
 import { errorHandler } from '../../src/http/errors';
 import { requestLogging } from '../../src/http/request-logging';
 import { createLogger } from '../../src/logger';
+import type { CounterStore } from '../../src/metering/counters.repository';
+import { PLAN_IDS } from '../../src/plans';
+import type { PlanLimits } from '../../src/metering/plan-limits';
 import { inspect, inspectValidation } from '../../src/shield/shield.routes';
 import { createTemporal } from '../../src/temporal/client';
+
+const unbounded = { perMonth: 1e12, perDay: 1e12, burstPerMinute: 1e12 };
+const limits = Object.fromEntries(
+  PLAN_IDS.map((plan) => [plan, { shield_inspections: unbounded }]),
+) as PlanLimits;
+
+const countsNothing: CounterStore = {
+  tryIncrement: () => Promise.resolve(1),
+  decrement: () => Promise.resolve(),
+  read: () => Promise.resolve(0),
+};
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger(config, 'bench');
   const mongo = await connectMongo(config.MONGODB_URI, config.MONGODB_DB);
   await ensureIndexes(mongo.db, ALL_INDEXES);
-  const full = createApp({ config, logger, mongo, temporal: createTemporal(config) }).app;
+  const deps = { config, logger, mongo, temporal: createTemporal(config), planLimits: limits };
+  const full = createApp(deps).app;
+  const unmetered = createApp({ ...deps, counters: countsNothing }).app;
 
   const bare = express();
   bare.use(requestLogging(logger));
@@ -30,6 +49,7 @@ async function main(): Promise<void> {
 
   await Promise.all([
     once(full.listen(config.PORT, '127.0.0.1'), 'listening'),
+    once(unmetered.listen(Number(process.env.UNMETERED_PORT), '127.0.0.1'), 'listening'),
     once(bare.listen(Number(process.env.BARE_PORT), '127.0.0.1'), 'listening'),
   ]);
   console.log('bench server ready');

@@ -92,8 +92,10 @@ export function report(rows: [string, Sample][]): void {
 export interface BenchServer {
   /** The real app. */
   url: string;
-  /** The same product handler without authentication. */
+  /** The same product handler without authentication or metering. */
   bareUrl: string;
+  /** The real app with a meter store that counts nothing. */
+  unmeteredUrl: string;
   /** The server process, for memory readings. */
   pid: number;
   /** Its database, for seeding data directly. */
@@ -118,7 +120,7 @@ export async function withBenchServer(
     services.push(mongo);
     const temporal = await provideTemporal({ dataDir, port: await freePort(), log });
     services.push(temporal);
-    const [port, barePort] = [await freePort(), await freePort()];
+    const [port, barePort, unmeteredPort] = [await freePort(), await freePort(), await freePort()];
     const dbName = `bench_${Date.now()}`;
     if (kind === 'api') execFileSync('npm', ['run', 'build'], { stdio: 'ignore' });
     let ready!: () => void;
@@ -132,6 +134,7 @@ export async function withBenchServer(
         HOST: '127.0.0.1',
         PORT: String(port),
         BARE_PORT: String(barePort),
+        UNMETERED_PORT: String(unmeteredPort),
         LOG_LEVEL: kind === 'api' ? 'info' : 'warn', // the API's "listening" line is info
         MONGODB_URI: mongo.address,
         MONGODB_DB: dbName,
@@ -150,6 +153,7 @@ export async function withBenchServer(
       await run({
         url: `http://127.0.0.1:${port}`,
         bareUrl: `http://127.0.0.1:${barePort}`,
+        unmeteredUrl: `http://127.0.0.1:${unmeteredPort}`,
         pid: server.child.pid!,
         mongoUri: mongo.address,
         dbName,

@@ -15,36 +15,74 @@ interface CounterDoc {
   count: number;
 }
 
+interface Waiter {
+  limit: number;
+  resolve: (count: number | null) => void;
+  reject: (err: unknown) => void;
+}
+
 export const countersIndexes: CollectionIndexes = { collection: 'meter_counters', indexes: [] };
 
 const DUPLICATE_KEY = 11000;
 
+/**
+ * Increments are conditional upserts that match only while the count leaves room: at the limit the
+ * upsert tries to insert a second document with the same `_id`, which the unique `_id` refuses. On
+ * MongoDB the update is atomic, so callers on any number of replicas never push a count past its
+ * limit. Increments of one counter that arrive while one is in flight are combined into the next
+ * single update (`$inc` by how many are waiting), so a busy account costs about one write per
+ * round trip, not one per request. FerretDB 1.24 applies updates as read-modify-write (concurrent
+ * `$inc`s get lost), which this one-at-a-time flow per counter also makes exact, for a single API
+ * process, as the development stack runs.
+ */
 export class MongoCounterStore implements CounterStore {
   private readonly counters: Collection<CounterDoc>;
   private readonly queue = new KeyedQueue();
+  private readonly waiting = new Map<string, Waiter[]>();
 
   constructor(db: Db) {
     this.counters = db.collection<CounterDoc>(countersIndexes.collection);
   }
 
-  /**
-   * One conditional upsert: it matches only while `count < limit`. At the limit the upsert tries
-   * to insert a second document with the same `_id`, which the unique `_id` refuses. On MongoDB the
-   * update is atomic, so callers on any number of replicas never push a count past its limit.
-   * FerretDB 1.24 applies updates as read-modify-write (concurrent `$inc`s are lost), so this
-   * process also runs the operations on one counter one at a time: exact on FerretDB for a single
-   * API process, which is how the development stack runs.
-   */
   tryIncrement(id: string, limit: number): Promise<number | null> {
-    return this.queue.run(id, () => this.conditionalIncrement(id, limit));
+    return new Promise((resolve, reject) => {
+      const waiters = this.waiting.get(id);
+      if (waiters) return waiters.push({ limit, resolve, reject });
+      this.waiting.set(id, [{ limit, resolve, reject }]);
+      void this.queue.run(id, () => this.admit(id));
+    });
   }
 
-  private async conditionalIncrement(id: string, limit: number): Promise<number | null> {
-    if (limit <= 0) return null;
+  /** Serves everyone waiting on this counter with one update (two when the limit is near). */
+  private async admit(id: string): Promise<void> {
+    const waiters = this.waiting.get(id) ?? [];
+    this.waiting.delete(id);
+    const limit = Math.min(...waiters.map((w) => w.limit));
+    try {
+      const first = await this.add(id, waiters.length, limit);
+      waiters.forEach((w, i) => w.resolve(first !== null && first + i <= limit ? first + i : null));
+    } catch (err) {
+      waiters.forEach((w) => w.reject(err));
+    }
+  }
+
+  /** Adds up to `wanted`, never past `limit`; returns the count the first addition reached. */
+  private async add(id: string, wanted: number, limit: number): Promise<number | null> {
+    const all = await this.incrementIfRoom(id, wanted, limit);
+    if (all !== null) return all - wanted + 1;
+    const current = await this.read(id);
+    const room = Math.min(wanted, limit - current);
+    if (room <= 0) return null;
+    const some = await this.incrementIfRoom(id, room, limit);
+    return some === null ? null : some - room + 1;
+  }
+
+  private async incrementIfRoom(id: string, by: number, limit: number): Promise<number | null> {
+    if (limit - by < 0) return null;
     try {
       const doc = await this.counters.findOneAndUpdate(
-        { _id: id, count: { $lt: limit } },
-        { $inc: { count: 1 } },
+        { _id: id, count: { $lte: limit - by } },
+        { $inc: { count: by } },
         { upsert: true, returnDocument: 'after' },
       );
       return doc?.count ?? null;

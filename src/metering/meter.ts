@@ -44,68 +44,77 @@ export class Meter {
     const limits = this.deps.limits[plan][action];
     const now = clock();
     const [minute, month, day] = [minuteWindow(now), monthWindow(now), dayWindow(now)];
-    const spent: string[] = [];
+    const ids = {
+      burst: counterId(accountId, action, 'minute', minute),
+      month: counterId(accountId, action, 'month', month),
+      day: counterId(accountId, action, 'day', day),
+    };
+    // The three counters are asked at once (one round trip, not three); the answers are then read
+    // in the spec's order, and whatever a refused request took is given back.
+    const settled = await Promise.allSettled([
+      counters.tryIncrement(ids.burst, limits.burstPerMinute),
+      counters.tryIncrement(ids.month, limits.perMonth),
+      counters.tryIncrement(ids.day, limits.perDay),
+    ]);
+    // Each answer: the new count, null when the window is full, or 'failed' when the store failed.
+    const [burstCount, monthCount, dayCount] = settled.map((r) => {
+      if (r.status === 'fulfilled') return r.value;
+      log.warn({ err: r.reason as unknown }, 'meter store failed');
+      return 'failed' as const;
+    });
+    const answers = [burstCount, monthCount, dayCount];
+    const spent = [ids.burst, ids.month, ids.day].filter((_, i) => typeof answers[i] === 'number');
     const refund = async () => {
       await Promise.all(spent.map((id) => counters.decrement(id))).catch((err: unknown) =>
         log.error({ err, spent }, 'meter refund failed'),
       );
     };
-    const take = async (id: string, limit: number, failOpen: boolean) => {
-      try {
-        const count = await counters.tryIncrement(id, limit);
-        if (count !== null) spent.push(id);
-        return count;
-      } catch (err) {
-        if (!failOpen) throw err;
-        log.warn({ err, id }, 'meter store failed: letting the request through');
-        return 0;
-      }
+    const refuse = async (error: AppError): Promise<never> => {
+      await refund();
+      throw error;
     };
 
-    const burstId = counterId(accountId, action, 'minute', minute);
-    const burstCount = await take(burstId, limits.burstPerMinute, true);
+    // Burst and monthly meters that fail let the request through; the daily allowance fails closed.
     const retryAfter = Math.max(1, Math.ceil((minute.resetsAt.getTime() - now.getTime()) / 1000));
     if (burstCount === null) {
-      throw new AppError(
-        429,
-        {
-          error: 'burst_limit_exceeded',
-          message: `At most ${limits.burstPerMinute} ${action} a minute on the ${PLAN_DISPLAY_NAMES[plan]} plan`,
-          limit: limits.burstPerMinute,
-          retry_after_seconds: retryAfter,
-        },
-        { 'Retry-After': String(retryAfter) },
+      await refuse(
+        new AppError(
+          429,
+          {
+            error: 'burst_limit_exceeded',
+            message: `At most ${limits.burstPerMinute} ${action} a minute on the ${PLAN_DISPLAY_NAMES[plan]} plan`,
+            limit: limits.burstPerMinute,
+            retry_after_seconds: retryAfter,
+          },
+          { 'Retry-After': String(retryAfter) },
+        ),
       );
     }
-
-    const monthId = counterId(accountId, action, 'month', month);
-    if ((await take(monthId, limits.perMonth, true)) === null) {
-      await refund();
-      const used = await counters.read(monthId).catch(() => limits.perMonth);
-      throw this.limitReached(plan, `${action}_per_month`, limits.perMonth, month, { used });
+    if (monthCount === null) {
+      const used = await counters.read(ids.month).catch(() => limits.perMonth);
+      await refuse(
+        this.limitReached(plan, `${action}_per_month`, limits.perMonth, month, { used }),
+      );
     }
-
-    let dayCount: number | null;
-    try {
-      dayCount = await take(counterId(accountId, action, 'day', day), limits.perDay, false);
-    } catch (err) {
-      await refund();
-      log.error({ err }, 'daily allowance cannot be checked: refusing');
-      throw new AppError(503, {
-        error: 'daily_quota_unavailable',
-        message: 'The daily allowance cannot be checked right now: retry shortly',
-      });
+    if (dayCount === 'failed') {
+      await refuse(
+        new AppError(503, {
+          error: 'daily_quota_unavailable',
+          message: 'The daily allowance cannot be checked right now: retry shortly',
+        }),
+      );
     }
     if (dayCount === null) {
-      await refund();
-      throw this.limitReached(plan, `${action}_per_day`, limits.perDay, day, {});
+      await refuse(this.limitReached(plan, `${action}_per_day`, limits.perDay, day, {}));
     }
+    const remaining =
+      typeof burstCount === 'number' ? limits.burstPerMinute - burstCount : limits.burstPerMinute;
 
     return {
       refund,
       headers: {
         'RateLimit-Limit': String(limits.burstPerMinute),
-        'RateLimit-Remaining': String(Math.max(0, limits.burstPerMinute - burstCount)),
+        'RateLimit-Remaining': String(Math.max(0, remaining)),
         'RateLimit-Reset': String(retryAfter),
       },
     };
