@@ -23,11 +23,4 @@ export class WorkerPingsRepository {
     await this.pings.updateOne({ _id: workflowId }, { $set: fields }, { upsert: true });
     return { id: workflowId, ...fields };
   }
-
-  async findById(accountId: string, id: string): Promise<WorkerPing | null> {
-    const doc = await this.pings.findOne({ _id: id, accountId });
-    if (!doc) return null;
-    const { _id, ...rest } = doc;
-    return { id: _id, ...rest };
-  }
 }

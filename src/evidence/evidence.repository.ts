@@ -88,10 +88,8 @@ export class EvidenceRepository {
   }
 
   /** Oldest first, streamed: memory stays flat however long the log is. */
-  streamAscending(accountId: string, options: { kinds?: readonly string[] } = {}) {
-    const filter: Filter<EvidenceDoc> = { accountId };
-    if (options.kinds) filter.kind = { $in: [...options.kinds] };
-    return this.records.find(filter).sort({ seq: 1 }).batchSize(500).map(toRecord);
+  streamAscending(accountId: string) {
+    return this.records.find({ accountId }).sort({ seq: 1 }).batchSize(500).map(toRecord);
   }
 
   async listNewestFirst(
