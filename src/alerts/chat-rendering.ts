@@ -1,0 +1,82 @@
+import type { AlertLevel, AlertPayload } from './payload';
+
+/** Renderings for the chat channels. Shapes follow Slack's Block Kit and Discord's webhook embeds. */
+
+const LEVEL_COLOURS: Record<AlertLevel, number> = {
+  CRITICAL: 0xd32f2f,
+  HIGH: 0xf57c00,
+  MEDIUM: 0xfbc02d,
+};
+
+const LEVEL_MARKS: Record<AlertLevel, string> = { CRITICAL: '🔴', HIGH: '🟠', MEDIUM: '🟡' };
+
+function location(place: { city: string; country: string }): string {
+  return [place.city, place.country].filter(Boolean).join(', ') || 'unknown';
+}
+
+function headline({ data }: AlertPayload): string {
+  const prefix = data.test ? '[TEST] ' : '';
+  return `${prefix}${LEVEL_MARKS[data.alertLevel]} ${data.alertLevel}: canary fired on ${data.platform}`;
+}
+
+/** The facts shown, in order: who touched the canary (or, for a decoy email, the mail server). */
+function facts({ data }: AlertPayload): [label: string, value: string][] {
+  const source: [string, string][] = data.mailServer
+    ? [
+        ['Mail server (sender’s provider: do not block)', data.mailServer.ip || 'unknown'],
+        ['Mail server location', location(data.mailServer)],
+        ['Mail server organisation', data.mailServer.org || 'unknown'],
+      ]
+    : [
+        ['Attacker IP', data.attacker.ip || 'none recorded'],
+        ['Location', location(data.attacker)],
+        ['Attacker type', data.attacker.type],
+      ];
+  return [...source, ['Risk score', `${data.riskScore}/100 (${data.riskLevel})`]];
+}
+
+export function slackMessage(payload: AlertPayload) {
+  const { data } = payload;
+  return {
+    text: headline(payload),
+    blocks: [
+      {
+        type: 'header' as const,
+        text: { type: 'plain_text' as const, text: headline(payload), emoji: true },
+      },
+      {
+        type: 'section' as const,
+        fields: facts(payload).map(([label, value]) => ({
+          type: 'mrkdwn' as const,
+          text: `*${label}*\n${value}`,
+        })),
+      },
+      { type: 'section' as const, text: { type: 'mrkdwn' as const, text: data.interpretation } },
+      {
+        type: 'context' as const,
+        elements: [
+          {
+            type: 'mrkdwn' as const,
+            text: `Canary \`${data.canaryId}\` · planted ${data.canaryAgeDays} days ago · ${data.triggeredAt}`,
+          },
+        ],
+      },
+    ],
+  };
+}
+
+export function discordMessage(payload: AlertPayload) {
+  const { data } = payload;
+  return {
+    embeds: [
+      {
+        title: headline(payload),
+        description: data.interpretation,
+        color: LEVEL_COLOURS[data.alertLevel],
+        fields: facts(payload).map(([name, value]) => ({ name, value, inline: true })),
+        footer: { text: `Canary ${data.canaryId} · planted ${data.canaryAgeDays} days ago` },
+        timestamp: data.triggeredAt,
+      },
+    ],
+  };
+}

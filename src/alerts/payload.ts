@@ -1,0 +1,82 @@
+import { z } from 'zod';
+
+/** Webhook payload, schema version 1 (the spec's "Payload" tables), checked before every send. */
+export const ALERT_EVENTS = ['canary.tripwire_triggered', 'canary.test_alert'] as const;
+export const ALERT_LEVELS = ['CRITICAL', 'HIGH', 'MEDIUM'] as const;
+
+export type AlertEvent = (typeof ALERT_EVENTS)[number];
+export type AlertLevel = (typeof ALERT_LEVELS)[number];
+
+const isoInstant = z.iso.datetime();
+const place = { ip: z.string(), country: z.string(), city: z.string(), org: z.string() };
+
+export const alertPayloadSchema = z
+  .object({
+    version: z.literal('1'),
+    event: z.enum(ALERT_EVENTS),
+    sentAt: isoInstant,
+    data: z
+      .object({
+        event: z.enum(ALERT_EVENTS),
+        alertLevel: z.enum(ALERT_LEVELS),
+        platform: z.string(),
+        canaryId: z.string(),
+        canaryAgeDays: z.number().int().min(0),
+        attacker: z
+          .object({
+            ...place,
+            type: z.string(),
+            abuseScore: z.number().int().min(0).max(100).nullable(),
+          })
+          .strict(),
+        /** Only when a decoy email address fired: the sender's mail provider, never to be blocked. */
+        mailServer: z.object(place).strict().optional(),
+        riskScore: z.number().int().min(0).max(100),
+        riskLevel: z.string(),
+        interpretation: z.string(),
+        threatEventId: z.string().nullable(),
+        triggeredAt: isoInstant,
+        test: z.literal(true).optional(),
+      })
+      .strict(),
+  })
+  .strict()
+  .superRefine(({ event, data }, ctx) => {
+    const issue = (path: string[], message: string) =>
+      ctx.addIssue({ code: 'custom', path, message });
+    if (data.event !== event) issue(['data', 'event'], 'must equal the top-level event');
+    const isTest = event === 'canary.test_alert';
+    if (isTest !== (data.test === true))
+      issue(['data', 'test'], 'present, and true, exactly on test alerts');
+    if (isTest && data.threatEventId !== null)
+      issue(['data', 'threatEventId'], 'null on test alerts');
+    if (data.mailServer && data.attacker.ip !== '') {
+      issue(['data', 'attacker', 'ip'], 'empty when a decoy email address fired');
+    }
+  });
+
+export type AlertPayload = z.infer<typeof alertPayloadSchema>;
+
+/** The synthetic alert a channel test sends: clearly a test, never an incident. */
+export function testAlertPayload(now: Date): AlertPayload {
+  const at = now.toISOString();
+  return {
+    version: '1',
+    event: 'canary.test_alert',
+    sentAt: at,
+    data: {
+      event: 'canary.test_alert',
+      alertLevel: 'MEDIUM',
+      platform: 'channel test',
+      canaryId: 'test',
+      canaryAgeDays: 0,
+      attacker: { ip: '', country: '', city: '', org: '', type: 'unknown', abuseScore: null },
+      riskScore: 0,
+      riskLevel: 'none',
+      interpretation: 'Test alert sent from the channel settings. No canary fired; nothing to do.',
+      threatEventId: null,
+      triggeredAt: at,
+      test: true,
+    },
+  };
+}

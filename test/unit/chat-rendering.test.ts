@@ -1,0 +1,100 @@
+import type { KnownBlock } from '@slack/types';
+import type { RESTPostAPIWebhookWithTokenJSONBody } from 'discord-api-types/v10';
+import { discordMessage, slackMessage } from '../../src/alerts/chat-rendering';
+import { alertPayloadSchema, testAlertPayload, type AlertPayload } from '../../src/alerts/payload';
+
+const tripwire: AlertPayload = {
+  version: '1',
+  event: 'canary.tripwire_triggered',
+  sentAt: '2026-11-21T10:00:01.000Z',
+  data: {
+    event: 'canary.tripwire_triggered',
+    alertLevel: 'CRITICAL',
+    platform: 'GitHub Actions',
+    canaryId: 'cnr_abc',
+    canaryAgeDays: 12,
+    attacker: {
+      ip: '203.0.113.9',
+      country: 'NL',
+      city: 'Amsterdam',
+      org: 'Example Hosting',
+      type: 'datacenter',
+      abuseScore: 87,
+    },
+    riskScore: 91,
+    riskLevel: 'critical',
+    interpretation: 'A decoy cloud key was used from a hosting provider.',
+    threatEventId: 'thr_1',
+    triggeredAt: '2026-11-21T10:00:00.000Z',
+  },
+};
+
+const decoyEmail: AlertPayload = {
+  ...tripwire,
+  data: {
+    ...tripwire.data,
+    alertLevel: 'HIGH',
+    platform: 'email',
+    attacker: { ...tripwire.data.attacker, ip: '', abuseScore: null },
+    mailServer: { ip: '198.51.100.7', country: 'US', city: 'Mountain View', org: 'Example Mail' },
+  },
+};
+
+describe('payload schema v1', () => {
+  it('when payloads are well formed, then they pass, test alerts included', () => {
+    expect(alertPayloadSchema.parse(tripwire)).toEqual(tripwire);
+    expect(alertPayloadSchema.parse(decoyEmail)).toEqual(decoyEmail);
+    expect(alertPayloadSchema.parse(testAlertPayload(new Date()))).toMatchObject({
+      data: { test: true, threatEventId: null },
+    });
+  });
+
+  it.each<[string, (p: AlertPayload) => unknown]>([
+    ['events that disagree', (p) => ({ ...p, data: { ...p.data, event: 'canary.test_alert' } })],
+    ['a test flag on a real alert', (p) => ({ ...p, data: { ...p.data, test: true } })],
+    [
+      'an attacker IP beside a mail server',
+      (p) => ({ ...p, data: { ...p.data, mailServer: decoyEmail.data.mailServer } }),
+    ],
+    ['a risk score over 100', (p) => ({ ...p, data: { ...p.data, riskScore: 101 } })],
+    ['an unknown field', (p) => ({ ...p, extra: 1 })],
+    ['another version', (p) => ({ ...p, version: '2' })],
+  ])('when a payload has %s, then it is refused', (_case, change) => {
+    expect(alertPayloadSchema.safeParse(change(tripwire)).success).toBe(false);
+  });
+});
+
+describe('Slack rendering', () => {
+  it('when rendered, then the blocks are Block Kit and lead with level and platform', () => {
+    const message = slackMessage(tripwire);
+    const blocks: KnownBlock[] = message.blocks;
+    expect(message.text).toContain('CRITICAL: canary fired on GitHub Actions');
+    expect(JSON.stringify(blocks)).toContain('*Attacker IP*\\n203.0.113.9');
+    expect(JSON.stringify(blocks)).toContain('Amsterdam, NL');
+    expect(JSON.stringify(blocks)).toContain('*Risk score*\\n91/100');
+  });
+
+  it('when a decoy email fired, then the mail server takes the attacker’s place and is named so', () => {
+    const text = JSON.stringify(slackMessage(decoyEmail).blocks);
+    expect(text).toContain('Mail server (sender’s provider: do not block)');
+    expect(text).toContain('198.51.100.7');
+    expect(text).not.toContain('Attacker IP');
+  });
+});
+
+describe('Discord rendering', () => {
+  it('when rendered, then the embed is colour-coded by alert level', () => {
+    const colours = (['CRITICAL', 'HIGH', 'MEDIUM'] as const).map((alertLevel) => {
+      const body: RESTPostAPIWebhookWithTokenJSONBody = discordMessage({
+        ...tripwire,
+        data: { ...tripwire.data, alertLevel },
+      });
+      return body.embeds?.[0]?.color;
+    });
+    expect(new Set(colours).size).toBe(3);
+  });
+
+  it('when a test alert is rendered, then it says so', () => {
+    expect(discordMessage(testAlertPayload(new Date())).embeds[0]!.title).toMatch(/^\[TEST\]/);
+  });
+});
