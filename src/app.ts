@@ -9,6 +9,8 @@ import { systemClock, type Clock } from './clock';
 import type { Config } from './config';
 import type { Database } from './db/mongo';
 import { ALL_INDEXES } from './db/indexes';
+import { ChannelsRepository } from './alerts/channels.repository';
+import { channelsRoutes } from './alerts/channels.routes';
 import { AuditTrail } from './audit/audit-trail';
 import { AuditTrailWriter } from './audit/audit-trail.writer';
 import { auditRoutes } from './audit/audit.routes';
@@ -99,6 +101,15 @@ export function createApp({
   app.use('/api/verify', publicVerifyRoutes(evidenceService));
   app.use('/audit', evidenceRoutes({ evidence, service: evidenceService, users, clock }));
   app.use('/api/usage', session, usageRoutes(meter, plans));
+  app.use(
+    '/api/alert-channels',
+    session,
+    channelsRoutes({
+      channels: new ChannelsRepository(mongo.db),
+      clock,
+      targets: { allowPrivate: config.ALLOW_PRIVATE_WEBHOOK_TARGETS },
+    }),
+  );
   app.use('/shield', shieldRoutes(metered(meter, plans, 'shield_inspections')));
 
   app.use(notFoundHandler);

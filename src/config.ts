@@ -32,6 +32,8 @@ const configSchema = z.object({
     .default(12),
   REFRESH_TTL_DAYS: z.coerce.number().positive().max(90).default(7),
   COOKIE_SECURE: bool.default(true),
+  /** Lets alert channels reach private and loopback addresses: development and tests only. */
+  ALLOW_PRIVATE_WEBHOOK_TARGETS: bool.default(false),
 });
 
 export type Config = Readonly<z.infer<typeof configSchema>>;

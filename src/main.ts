@@ -13,6 +13,9 @@ async function main(): Promise<void> {
   const mongo = await connectMongo(config.MONGODB_URI, config.MONGODB_DB);
   await ensureIndexes(mongo.db, ALL_INDEXES);
   const temporal = createTemporal(config);
+  if (config.ALLOW_PRIVATE_WEBHOOK_TARGETS) {
+    logger.warn('ALLOW_PRIVATE_WEBHOOK_TARGETS is on: alert channels may reach private addresses');
+  }
 
   const api = createApp({ config, logger, mongo, temporal });
   const server = api.app.listen(config.PORT, config.HOST);

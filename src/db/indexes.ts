@@ -2,6 +2,7 @@ import { sessionsIndexes } from '../accounts/sessions.repository';
 import { usersIndexes } from '../accounts/users.repository';
 import { apiKeysIndexes, keySlotsIndexes } from '../keys/api-keys.repository';
 import { evidenceIndexes } from '../evidence/evidence.repository';
+import { channelsIndexes } from '../alerts/channels.repository';
 import type { CollectionIndexes } from './mongo';
 
 /** Every index the service relies on; created at start, checked by /readyz. */
@@ -11,4 +12,5 @@ export const ALL_INDEXES: readonly CollectionIndexes[] = [
   apiKeysIndexes,
   keySlotsIndexes,
   evidenceIndexes,
+  channelsIndexes,
 ];

@@ -20,6 +20,7 @@ describe('loadConfig', () => {
       SESSION_TTL_HOURS: 12,
       REFRESH_TTL_DAYS: 7,
       COOKIE_SECURE: true,
+      ALLOW_PRIVATE_WEBHOOK_TARGETS: false,
     });
   });
 

@@ -1,0 +1,99 @@
+import type { Collection, Db } from 'mongodb';
+import type { CollectionIndexes } from '../db/mongo';
+import { newId } from '../ids';
+
+export const CHANNEL_KINDS = ['slack', 'discord', 'webhook'] as const;
+export type ChannelKind = (typeof CHANNEL_KINDS)[number];
+
+export interface ChannelError {
+  message: string;
+  status: number | null;
+  at: Date;
+}
+
+export interface AlertChannel {
+  id: string;
+  accountId: string;
+  kind: ChannelKind;
+  name: string;
+  url: string;
+  /** Generic webhooks only: the HMAC key. Write-only: never returned by the API. */
+  secret: string | null;
+  disabled: boolean;
+  lastError: ChannelError | null;
+  lastDeliveryAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+type ChannelDoc = Omit<AlertChannel, 'id'> & { _id: string };
+
+export type ChannelChanges = Partial<Pick<AlertChannel, 'name' | 'url' | 'secret' | 'disabled'>>;
+
+export const channelsIndexes: CollectionIndexes = {
+  collection: 'alert_channels',
+  indexes: [{ key: { accountId: 1, createdAt: 1 }, name: 'account_created' }],
+};
+
+function toChannel({ _id, ...rest }: ChannelDoc): AlertChannel {
+  return { id: _id, ...rest };
+}
+
+/** Writes name the owning account in their filter; reads by id leave the ownership check to callers. */
+export class ChannelsRepository {
+  private readonly channels: Collection<ChannelDoc>;
+
+  constructor(db: Db) {
+    this.channels = db.collection<ChannelDoc>(channelsIndexes.collection);
+  }
+
+  async create(
+    fields: Pick<AlertChannel, 'accountId' | 'kind' | 'name' | 'url' | 'secret'>,
+    now: Date,
+  ): Promise<AlertChannel> {
+    const doc: ChannelDoc = {
+      _id: newId('chn'),
+      ...fields,
+      disabled: false,
+      lastError: null,
+      lastDeliveryAt: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.channels.insertOne(doc);
+    return toChannel(doc);
+  }
+
+  async list(accountId: string): Promise<AlertChannel[]> {
+    return (await this.channels.find({ accountId }).sort({ createdAt: 1 }).toArray()).map(
+      toChannel,
+    );
+  }
+
+  /** Any account's channel: callers decide between 403 and 404 with its `accountId`. */
+  async findById(channelId: string): Promise<AlertChannel | null> {
+    const doc = await this.channels.findOne({ _id: channelId });
+    return doc && toChannel(doc);
+  }
+
+  async update(accountId: string, channelId: string, changes: ChannelChanges, now: Date) {
+    const doc = await this.channels.findOneAndUpdate(
+      { _id: channelId, accountId },
+      { $set: { ...changes, updatedAt: now } },
+      { returnDocument: 'after' },
+    );
+    return doc && toChannel(doc);
+  }
+
+  async remove(accountId: string, channelId: string): Promise<boolean> {
+    return (await this.channels.deleteOne({ _id: channelId, accountId })).deletedCount === 1;
+  }
+
+  /** After a delivery: success clears `lastError`, failure sets it. */
+  async recordOutcome(accountId: string, channelId: string, at: Date, error: ChannelError | null) {
+    await this.channels.updateOne(
+      { _id: channelId, accountId },
+      { $set: error ? { lastError: error } : { lastError: null, lastDeliveryAt: at } },
+    );
+  }
+}

@@ -1,0 +1,120 @@
+import { Router, type Response } from 'express';
+import { z } from 'zod';
+import type { Clock } from '../clock';
+import { AppError } from '../http/errors';
+import { sessionOf } from '../http/session-auth';
+import { resolveSafeTarget, UnsafeTargetError, type TargetPolicy } from './address-safety';
+import { CHANNEL_KINDS, type AlertChannel, type ChannelsRepository } from './channels.repository';
+
+const MIN_SECRET = 16;
+
+const createSchema = z.object({
+  kind: z.enum(CHANNEL_KINDS),
+  name: z.string().trim().min(1).max(100),
+  url: z.string().min(1).max(2048),
+  secret: z.string().min(MIN_SECRET, `at least ${MIN_SECRET} characters`).max(256).optional(),
+});
+
+const updateSchema = z
+  .object({
+    name: z.string().trim().min(1).max(100),
+    url: z.string().min(1).max(2048),
+    secret: z.string().min(MIN_SECRET, `at least ${MIN_SECRET} characters`).max(256),
+    disabled: z.boolean(),
+  })
+  .partial()
+  .strict();
+
+/** The channel as the API shows it: the secret is write-only. */
+function describe(channel: AlertChannel) {
+  return {
+    id: channel.id,
+    kind: channel.kind,
+    name: channel.name,
+    url: channel.url,
+    hasSecret: channel.secret !== null,
+    disabled: channel.disabled,
+    lastError: channel.lastError && {
+      ...channel.lastError,
+      at: channel.lastError.at.toISOString(),
+    },
+    lastDeliveryAt: channel.lastDeliveryAt?.toISOString() ?? null,
+    createdAt: channel.createdAt.toISOString(),
+  };
+}
+
+interface ChannelRoutesDeps {
+  channels: ChannelsRepository;
+  clock: Clock;
+  targets: Pick<TargetPolicy, 'allowPrivate' | 'lookup'>;
+}
+
+/** `/api/alert-channels` (session): manage the account's chat and webhook channels. */
+export function channelsRoutes({ channels, clock, targets }: ChannelRoutesDeps): Router {
+  const router = Router();
+
+  const checkUrl = async (url: string) => {
+    try {
+      await resolveSafeTarget(url, { ...targets, requireHttps: true });
+    } catch (err) {
+      if (err instanceof UnsafeTargetError) throw new AppError(422, `url: ${err.message}`);
+      throw err;
+    }
+  };
+  const owned = async (res: Response, channelId: string) => {
+    const channel = await channels.findById(channelId);
+    if (!channel) throw new AppError(404, `No alert channel ${channelId}`);
+    if (channel.accountId !== sessionOf(res).userId) {
+      throw new AppError(403, `Alert channel ${channelId} belongs to another account`);
+    }
+    return channel;
+  };
+
+  router.post('/', async (req, res) => {
+    const body = createSchema.parse(req.body);
+    if (body.kind === 'webhook' && !body.secret)
+      throw new AppError(422, 'secret: Required for a generic webhook');
+    if (body.kind !== 'webhook' && body.secret)
+      throw new AppError(422, 'secret: only generic webhooks are signed');
+    await checkUrl(body.url);
+    const channel = await channels.create(
+      {
+        accountId: sessionOf(res).userId,
+        kind: body.kind,
+        name: body.name,
+        url: body.url,
+        secret: body.secret ?? null,
+      },
+      clock(),
+    );
+    res.status(201).json(describe(channel));
+  });
+
+  router.get('/', async (_req, res) => {
+    res.json({ channels: (await channels.list(sessionOf(res).userId)).map(describe) });
+  });
+
+  router.get('/:channel_id', async (req, res) => {
+    res.json(describe(await owned(res, req.params.channel_id)));
+  });
+
+  router.patch('/:channel_id', async (req, res) => {
+    const changes = updateSchema.parse(req.body);
+    const channel = await owned(res, req.params.channel_id);
+    if (changes.secret && channel.kind !== 'webhook') {
+      throw new AppError(422, 'secret: only generic webhooks are signed');
+    }
+    if (changes.url) await checkUrl(changes.url);
+    const updated = await channels.update(channel.accountId, channel.id, changes, clock());
+    if (!updated) throw new AppError(404, `No alert channel ${channel.id}`);
+    res.json(describe(updated));
+  });
+
+  router.delete('/:channel_id', async (req, res) => {
+    const channel = await owned(res, req.params.channel_id);
+    await channels.remove(channel.accountId, channel.id);
+    res.status(204).end();
+  });
+
+  return router;
+}
