@@ -1,0 +1,69 @@
+import type { LookupAddress, LookupOptions } from 'node:dns';
+import { Agent, request } from 'undici';
+import type { SafeTarget } from './address-safety';
+
+/** The spec's per-attempt limit is 10 s; the request is cut a little earlier so the attempt is recorded within it. */
+export const REQUEST_TIMEOUT_MS = 9_500;
+
+export type AttemptResult =
+  | { kind: 'response'; status: number }
+  | { kind: 'network-error'; message: string }
+  | { kind: 'timeout' };
+
+export type Verdict = 'delivered' | 'retry' | 'give-up';
+
+const RETRYABLE_4XX = new Set([408, 409, 425, 429]);
+
+/** Success is a 2xx and nothing else; 3xx and most 4xx are final; 5xx, 408/409/425/429 and network errors retry. */
+export function classify(result: AttemptResult): Verdict {
+  if (result.kind !== 'response') return 'retry';
+  const { status } = result;
+  if (status >= 200 && status < 300) return 'delivered';
+  if (status >= 500 || RETRYABLE_4XX.has(status)) return 'retry';
+  return 'give-up';
+}
+
+type LookupCallback = (
+  err: Error | null,
+  address: string | LookupAddress[],
+  family?: number,
+) => void;
+
+/**
+ * POSTs to the address that was checked, whatever DNS says now: the connection's lookup is pinned,
+ * while TLS still verifies the certificate against the URL's host name. Redirects are never followed.
+ */
+export async function postOnce(
+  target: SafeTarget,
+  body: string,
+  headers: Record<string, string>,
+  timeoutMs = REQUEST_TIMEOUT_MS,
+): Promise<AttemptResult> {
+  const pinned = (_host: string, options: LookupOptions, callback: LookupCallback) => {
+    if (options.all) callback(null, [{ address: target.address, family: target.family }]);
+    else callback(null, target.address, target.family);
+  };
+  const dispatcher = new Agent({ connect: { lookup: pinned }, pipelining: 0 });
+  const deadline = AbortSignal.timeout(timeoutMs);
+  try {
+    const response = await request(target.url, {
+      method: 'POST',
+      body,
+      headers,
+      dispatcher,
+      signal: deadline,
+    });
+    await response.body.dump();
+    return { kind: 'response', status: response.statusCode };
+  } catch (err) {
+    if (deadline.aborted) return { kind: 'timeout' };
+    const cause =
+      err instanceof Error && err.cause instanceof Error ? `: ${err.cause.message}` : '';
+    return {
+      kind: 'network-error',
+      message: `${err instanceof Error ? err.message : String(err)}${cause}`,
+    };
+  } finally {
+    await dispatcher.close().catch(() => undefined);
+  }
+}

@@ -1,0 +1,63 @@
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+
+export interface Hit {
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  rawBody: Buffer;
+  at: number;
+}
+
+/**
+ * A real HTTPS receiver on 127.0.0.1 with the test CA's certificate. The path chooses the answer:
+ * `/status/<code>` answers that status (3xx with a Location to `/landed`), `/hang` never answers,
+ * anything else 200. Every request is recorded with its raw bytes.
+ */
+export class Receiver {
+  readonly hits: Hit[] = [];
+  private constructor(private readonly server: Server) {}
+
+  static async start(): Promise<Receiver> {
+    const server = createServer({
+      cert: readFileSync(process.env.TEST_TLS_CERT!),
+      key: readFileSync(process.env.TEST_TLS_KEY!),
+    });
+    const receiver = new Receiver(server);
+    server.on('request', (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const path = req.url ?? '/';
+        receiver.hits.push({
+          path,
+          headers: req.headers,
+          rawBody: Buffer.concat(chunks),
+          at: Date.now(),
+        });
+        if (path === '/hang') return;
+        const status = Number(/^\/status\/(\d{3})/.exec(path)?.[1] ?? 200);
+        if (status >= 300 && status < 400) res.setHeader('Location', '/landed');
+        res.writeHead(status).end();
+      });
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    return receiver;
+  }
+
+  url(path: string): string {
+    return `https://127.0.0.1:${(this.server.address() as AddressInfo).port}${path}`;
+  }
+
+  hitsOn(path: string): Hit[] {
+    return this.hits.filter((h) => h.path === path);
+  }
+
+  async stop(): Promise<void> {
+    this.server.closeAllConnections();
+    this.server.close();
+    await once(this.server, 'close').catch(() => undefined);
+  }
+}
