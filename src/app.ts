@@ -11,6 +11,7 @@ import type { Database } from './db/mongo';
 import { ALL_INDEXES } from './db/indexes';
 import { ChannelsRepository } from './alerts/channels.repository';
 import { channelsRoutes } from './alerts/channels.routes';
+import { DeliveriesRepository } from './alerts/deliveries.repository';
 import { AuditTrail } from './audit/audit-trail';
 import { AuditTrailWriter } from './audit/audit-trail.writer';
 import { auditRoutes } from './audit/audit.routes';
@@ -106,6 +107,8 @@ export function createApp({
     session,
     channelsRoutes({
       channels: new ChannelsRepository(mongo.db),
+      deliveries: new DeliveriesRepository(mongo.db),
+      temporal,
       clock,
       targets: { allowPrivate: config.ALLOW_PRIVATE_WEBHOOK_TARGETS },
     }),

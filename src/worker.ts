@@ -18,7 +18,10 @@ async function main(): Promise<void> {
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     workflowsPath: require.resolve('../workflows'),
-    activities: createActivities({ db: mongo.db }),
+    activities: createActivities({
+      db: mongo.db,
+      allowPrivateTargets: config.ALLOW_PRIVATE_WEBHOOK_TARGETS,
+    }),
   });
   logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker running');
   // Resolves after SIGINT/SIGTERM once in-flight tasks have finished.

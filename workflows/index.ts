@@ -1,2 +1,3 @@
 // Every export here is a workflow type, and a deployed name is permanent: re-export workflows only.
+export { alertWorkflow } from './alert.workflow';
 export { workerPingWorkflow } from './worker-ping.workflow';

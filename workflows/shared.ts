@@ -9,6 +9,8 @@ export const DEFAULT_TASK_QUEUE = 'tripwire';
 /** Registered on the dev server at start and by the compose set-up job; Keyword type. */
 export const searchAttributes = {
   accountId: defineSearchAttributeKey('AccountId', SearchAttributeType.KEYWORD),
+  alertEvent: defineSearchAttributeKey('AlertEvent', SearchAttributeType.KEYWORD),
+  threatEventId: defineSearchAttributeKey('ThreatEventId', SearchAttributeType.KEYWORD),
 } as const;
 
 export const SEARCH_ATTRIBUTE_NAMES = Object.values(searchAttributes).map((key) => key.name);
@@ -22,4 +24,45 @@ export interface WorkerPingResult {
   pingId: string;
   recordedAt: string;
   attempt: number;
+}
+
+/** Failure types: strings, so renaming a class can never change retry behaviour. */
+export const DELIVERY_REJECTED = 'DeliveryRejected';
+export const UNSAFE_TARGET = 'UnsafeTarget';
+export const DELIVERY_RETRYABLE = 'DeliveryRetryable';
+
+/** The v1 payload as JSON; the activities validate it with the zod schema before sending. */
+export type AlertPayloadJson = {
+  event: string;
+  data: { threatEventId: string | null } & Record<string, unknown>;
+} & Record<string, unknown>;
+
+export interface AlertInput {
+  accountId: string;
+  payload: AlertPayloadJson;
+  /** Only these channels (a channel test); otherwise every channel of the account. */
+  channelIds?: string[];
+  requestId?: string;
+}
+
+export interface DeliveryTarget {
+  channelId: string;
+  kind: string;
+  /** Why nothing is sent (disabled channel, unconfigured built-in); absent when it is sent. */
+  skip?: string;
+}
+
+export type DeliveryOutcome = 'delivered' | 'failed' | 'skipped';
+
+export interface ChannelResult {
+  channelId: string;
+  kind: string;
+  deliveryId: string;
+  outcome: DeliveryOutcome;
+  status?: number;
+  error?: string;
+}
+
+export interface AlertResult {
+  results: ChannelResult[];
 }

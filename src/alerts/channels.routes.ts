@@ -4,7 +4,12 @@ import type { Clock } from '../clock';
 import { AppError } from '../http/errors';
 import { sessionOf } from '../http/session-auth';
 import { resolveSafeTarget, UnsafeTargetError, type TargetPolicy } from './address-safety';
+import { requestIdOf } from '../http/request-id';
+import type { Temporal } from '../temporal/client';
+import { runChannelTest } from './alert-workflows';
 import { CHANNEL_KINDS, type AlertChannel, type ChannelsRepository } from './channels.repository';
+import type { DeliveriesRepository, DeliveryRecord } from './deliveries.repository';
+import { testAlertPayload } from './payload';
 
 const MIN_SECRET = 16;
 
@@ -45,12 +50,35 @@ function describe(channel: AlertChannel) {
 
 interface ChannelRoutesDeps {
   channels: ChannelsRepository;
+  deliveries: DeliveriesRepository;
+  temporal: Temporal;
   clock: Clock;
   targets: Pick<TargetPolicy, 'allowPrivate' | 'lookup'>;
 }
 
+function describeDelivery(record: DeliveryRecord) {
+  return {
+    deliveryId: record.id,
+    workflowId: record.workflowId,
+    event: record.event,
+    threatEventId: record.threatEventId,
+    outcome: record.outcome,
+    status: record.status,
+    error: record.error,
+    attempts: record.attempts.map((a) => ({ ...a, at: a.at.toISOString() })),
+    createdAt: record.createdAt.toISOString(),
+    finishedAt: record.finishedAt?.toISOString() ?? null,
+  };
+}
+
 /** `/api/alert-channels` (session): manage the account's chat and webhook channels. */
-export function channelsRoutes({ channels, clock, targets }: ChannelRoutesDeps): Router {
+export function channelsRoutes({
+  channels,
+  deliveries,
+  temporal,
+  clock,
+  targets,
+}: ChannelRoutesDeps): Router {
   const router = Router();
 
   const checkUrl = async (url: string) => {
@@ -108,6 +136,26 @@ export function channelsRoutes({ channels, clock, targets }: ChannelRoutesDeps):
     const updated = await channels.update(channel.accountId, channel.id, changes, clock());
     if (!updated) throw new AppError(404, `No alert channel ${channel.id}`);
     res.json(describe(updated));
+  });
+
+  router.get('/:channel_id/deliveries', async (req, res) => {
+    const channel = await owned(res, req.params.channel_id);
+    const records = await deliveries.listForChannel(channel.accountId, channel.id, 50);
+    res.json({ deliveries: records.map(describeDelivery) });
+  });
+
+  /** Sends a synthetic `canary.test_alert` through the real workflow and answers its outcome. */
+  router.post('/:channel_id/test', async (req, res) => {
+    const channel = await owned(res, req.params.channel_id);
+    const { results } = await runChannelTest(temporal, {
+      accountId: channel.accountId,
+      channelIds: [channel.id],
+      payload: testAlertPayload(clock()),
+      requestId: requestIdOf(req),
+    });
+    const [result] = results;
+    if (!result) throw new AppError(404, `No alert channel ${channel.id}`);
+    res.json(result);
   });
 
   router.delete('/:channel_id', async (req, res) => {

@@ -16,7 +16,13 @@ export interface AuditEvent {
   request?: { method: string; path: string; status: number; requestId: string };
 }
 
-const AUDIT_KINDS = ['api_key.created', 'api_key.revoked', 'api_key.used'].map((a) => `audit.${a}`);
+/** Written by the delivery activities after an alert's last attempt to a channel. */
+export const DELIVERY_OUTCOME_KIND = 'audit.delivery.outcome';
+
+const AUDIT_KINDS = [
+  ...['api_key.created', 'api_key.revoked', 'api_key.used'].map((a) => `audit.${a}`),
+  DELIVERY_OUTCOME_KIND,
+];
 
 /** An event ready to seal; the log id is fixed up front so a retried batch is written once. */
 export function toEvidence(event: AuditEvent): EvidenceInput {

@@ -3,6 +3,7 @@ import { usersIndexes } from '../accounts/users.repository';
 import { apiKeysIndexes, keySlotsIndexes } from '../keys/api-keys.repository';
 import { evidenceIndexes } from '../evidence/evidence.repository';
 import { channelsIndexes } from '../alerts/channels.repository';
+import { deliveriesIndexes } from '../alerts/deliveries.repository';
 import type { CollectionIndexes } from './mongo';
 
 /** Every index the service relies on; created at start, checked by /readyz. */
@@ -13,4 +14,5 @@ export const ALL_INDEXES: readonly CollectionIndexes[] = [
   keySlotsIndexes,
   evidenceIndexes,
   channelsIndexes,
+  deliveriesIndexes,
 ];

@@ -41,7 +41,7 @@ export async function startTestWorker(
     connection,
     taskQueue,
     workflowBundle: await workflowBundle(),
-    activities: createActivities({ db }),
+    activities: createActivities({ db, allowPrivateTargets: true }),
   });
   const running = worker.run();
   return {

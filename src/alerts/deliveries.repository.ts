@@ -1,0 +1,109 @@
+import { MongoServerError, type Collection, type Db } from 'mongodb';
+import type { CollectionIndexes } from '../db/mongo';
+import type { ChannelResult, DeliveryOutcome } from '../../workflows/shared';
+
+export interface DeliveryAttempt {
+  attempt: number;
+  at: Date;
+  durationMs: number;
+  status: number | null;
+  error: string | null;
+}
+
+/** One alert to one channel: every attempt, then the outcome. Keyed by the delivery id. */
+export interface DeliveryRecord {
+  id: string;
+  accountId: string;
+  channelId: string;
+  workflowId: string;
+  event: string;
+  threatEventId: string | null;
+  attempts: DeliveryAttempt[];
+  outcome: DeliveryOutcome | null;
+  status: number | null;
+  error: string | null;
+  createdAt: Date;
+  finishedAt: Date | null;
+}
+
+type DeliveryDoc = Omit<DeliveryRecord, 'id'> & { _id: string };
+
+export interface DeliveryContext {
+  accountId: string;
+  channelId: string;
+  deliveryId: string;
+  workflowId: string;
+  event: string;
+  threatEventId: string | null;
+}
+
+export const deliveriesIndexes: CollectionIndexes = {
+  collection: 'alert_deliveries',
+  indexes: [{ key: { accountId: 1, channelId: 1, createdAt: -1 }, name: 'channel_newest_first' }],
+};
+
+const DUPLICATE_KEY = 11000;
+
+export class DeliveriesRepository {
+  private readonly deliveries: Collection<DeliveryDoc>;
+
+  constructor(db: Db) {
+    this.deliveries = db.collection<DeliveryDoc>(deliveriesIndexes.collection);
+  }
+
+  private onInsert(context: DeliveryContext, now: Date) {
+    const { accountId, channelId, workflowId, event, threatEventId } = context;
+    return { accountId, channelId, workflowId, event, threatEventId, createdAt: now };
+  }
+
+  /** Idempotent per attempt number: a retried write of the same attempt adds nothing. */
+  async recordAttempt(context: DeliveryContext, attempt: DeliveryAttempt): Promise<void> {
+    try {
+      await this.deliveries.updateOne(
+        { _id: context.deliveryId, 'attempts.attempt': { $ne: attempt.attempt } },
+        {
+          $setOnInsert: {
+            ...this.onInsert(context, attempt.at),
+            outcome: null,
+            status: null,
+            error: null,
+            finishedAt: null,
+          },
+          $push: { attempts: attempt },
+        },
+        { upsert: true },
+      );
+    } catch (err) {
+      if (!(err instanceof MongoServerError && err.code === DUPLICATE_KEY)) throw err;
+    }
+  }
+
+  async recordOutcome(context: DeliveryContext, result: ChannelResult, now: Date): Promise<void> {
+    await this.deliveries.updateOne(
+      { _id: context.deliveryId },
+      {
+        $set: {
+          outcome: result.outcome,
+          status: result.status ?? null,
+          error: result.error ?? null,
+          finishedAt: now,
+        },
+        $setOnInsert: { ...this.onInsert(context, now), attempts: [] },
+      },
+      { upsert: true },
+    );
+  }
+
+  async listForChannel(
+    accountId: string,
+    channelId: string,
+    limit: number,
+  ): Promise<DeliveryRecord[]> {
+    const docs = await this.deliveries
+      .find({ accountId, channelId })
+      .sort({ createdAt: -1 })
+      .limit(limit)
+      .toArray();
+    return docs.map(({ _id, ...rest }) => ({ id: _id, ...rest }));
+  }
+}

@@ -1,0 +1,191 @@
+import request from 'supertest';
+import { startAlert } from '../../src/alerts/alert-workflows';
+import type { AlertPayloadJson } from '../../workflows/shared';
+import { freePort } from '../../tools/stack';
+import { signUpAndLogIn, type SignedIn } from '../support/accounts';
+import { Receiver } from '../support/receiver';
+import { createTestApp, testConfig, type TestApp } from '../support/test-app';
+import { startTestWorker } from '../support/test-worker';
+
+let t: TestApp;
+let worker: { stop(): Promise<void> };
+let receiver: Receiver;
+
+beforeAll(async () => {
+  t = await createTestApp({ config: testConfig({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' }) });
+  worker = await startTestWorker(t.mongo.db, t.config.TEMPORAL_TASK_QUEUE);
+  receiver = await Receiver.start();
+});
+afterAll(async () => {
+  await worker.stop();
+  await receiver.stop();
+  await t.close();
+});
+
+const SECRET = 'delivery-test-secret-123';
+const as = (who: SignedIn) => ({ Authorization: `Bearer ${who.token}` });
+
+async function channel(who: SignedIn, url: string, kind = 'webhook') {
+  const res = await request(t.app)
+    .post('/api/alert-channels')
+    .set(as(who))
+    .send({ kind, name: url, url, ...(kind === 'webhook' && { secret: SECRET }) });
+  if (res.status !== 201) throw new Error(`channel: ${res.status} ${res.text}`);
+  return res.body.id as string;
+}
+
+const test = (who: SignedIn, id: string) =>
+  request(t.app).post(`/api/alert-channels/${id}/test`).set(as(who));
+const deliveries = async (who: SignedIn, id: string) =>
+  (await request(t.app).get(`/api/alert-channels/${id}/deliveries`).set(as(who))).body
+    .deliveries as {
+    outcome: string;
+    attempts: { attempt: number; at: string; status: number | null; error: string | null }[];
+  }[];
+
+describe('channel test through the real workflow', () => {
+  it('when the receiver answers 200, then one attempt, delivered, and the outcome is recorded everywhere', async () => {
+    const who = await signUpAndLogIn(t.app);
+    const id = await channel(who, receiver.url('/ok-200'));
+    const res = await test(who, id);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ channelId: id, outcome: 'delivered', status: 200 });
+    expect(receiver.hitsOn('/ok-200')).toHaveLength(1);
+    const [record] = await deliveries(who, id);
+    expect(record).toMatchObject({
+      outcome: 'delivered',
+      attempts: [{ attempt: 1, status: 200, error: null }],
+    });
+    const stored = (await request(t.app).get(`/api/alert-channels/${id}`).set(as(who))).body;
+    expect(stored).toMatchObject({ lastError: null, lastDeliveryAt: expect.any(String) });
+    const trail = (await request(t.app).get('/api/audit/trail').set(as(who))).body.entries;
+    expect(trail[0]).toMatchObject({
+      action: 'delivery.outcome',
+      outcome: 'delivered',
+      channel_id: id,
+    });
+  });
+
+  it('when receivers answer each class of status, then attempts follow the spec', async () => {
+    const who = await signUpAndLogIn(t.app);
+    const cases: [string, number][] = [
+      ['/status/301', 1],
+      ['/status/302', 1],
+      ['/status/400', 1],
+      ['/status/401', 1],
+      ['/status/403', 1],
+      ['/status/404', 1],
+      ['/status/410', 1],
+      ['/status/422', 1],
+      ['/status/408', 3],
+      ['/status/409', 3],
+      ['/status/425', 3],
+      ['/status/429', 3],
+      ['/status/500', 3],
+      ['/status/502', 3],
+      ['/status/503', 3],
+    ];
+    const ids = await Promise.all(cases.map(([path]) => channel(who, receiver.url(path))));
+    const results = await Promise.all(ids.map((id) => test(who, id)));
+    for (const [i, [path, attempts]] of cases.entries()) {
+      expect([path, results[i]!.body.outcome]).toEqual([path, 'failed']);
+      expect([path, receiver.hitsOn(path).length]).toEqual([path, attempts]);
+      const [record] = await deliveries(who, ids[i]!);
+      expect(record!.attempts).toHaveLength(attempts);
+      const stored = (await request(t.app).get(`/api/alert-channels/${ids[i]}`).set(as(who))).body;
+      expect(stored.lastError).toMatchObject({
+        status: Number(path.slice(-3)),
+        message: `HTTP ${path.slice(-3)}`,
+      });
+    }
+    expect(receiver.hitsOn('/landed')).toEqual([]);
+  });
+
+  it('when retried, then the pause between attempts grows', async () => {
+    const who = await signUpAndLogIn(t.app);
+    const id = await channel(who, receiver.url('/status/503?backoff'));
+    await test(who, id);
+    const times = receiver.hitsOn('/status/503?backoff').map((h) => h.at);
+    expect(times).toHaveLength(3);
+    expect(times[2]! - times[1]!).toBeGreaterThan(times[1]! - times[0]!);
+  });
+
+  it('when nothing listens, then three attempts and the network error is kept', async () => {
+    const who = await signUpAndLogIn(t.app);
+    const id = await channel(who, `https://127.0.0.1:${await freePort()}/refused`);
+    expect((await test(who, id)).body).toMatchObject({
+      outcome: 'failed',
+      error: expect.stringMatching(/ECONNREFUSED/),
+    });
+    expect((await deliveries(who, id))[0]!.attempts).toHaveLength(3);
+  });
+
+  it('when the channel is disabled, then it is skipped and receives nothing', async () => {
+    const who = await signUpAndLogIn(t.app);
+    const id = await channel(who, receiver.url('/disabled'));
+    await request(t.app).patch(`/api/alert-channels/${id}`).set(as(who)).send({ disabled: true });
+    expect((await test(who, id)).body).toMatchObject({
+      outcome: 'skipped',
+      error: 'channel disabled',
+    });
+    expect(receiver.hitsOn('/disabled')).toEqual([]);
+  });
+
+  it('when the receiver hangs past the deadline, then the attempt times out and is retried', async () => {
+    const who = await signUpAndLogIn(t.app);
+    const id = await channel(who, receiver.url('/hang'));
+    const res = await test(who, id);
+    expect(res.body).toMatchObject({
+      outcome: 'failed',
+      error: expect.stringMatching(/no answer within/),
+    });
+    expect(receiver.hitsOn('/hang')).toHaveLength(3);
+  }, 60_000);
+});
+
+describe('real alerts', () => {
+  it('when an alert starts twice for one event, then each channel gets it once and built-ins are skipped', async () => {
+    const who = await signUpAndLogIn(t.app);
+    const slack = await channel(who, receiver.url('/slack'), 'slack');
+    const hook = await channel(who, receiver.url('/hook'));
+    const payload: AlertPayloadJson = {
+      version: '1',
+      event: 'canary.tripwire_triggered',
+      sentAt: new Date().toISOString(),
+      data: {
+        event: 'canary.tripwire_triggered',
+        alertLevel: 'HIGH',
+        platform: 'test',
+        canaryId: 'cnr_test',
+        canaryAgeDays: 3,
+        attacker: {
+          ip: '203.0.113.5',
+          country: 'NL',
+          city: 'Amsterdam',
+          org: 'Example',
+          type: 'datacenter',
+          abuseScore: null,
+        },
+        riskScore: 70,
+        riskLevel: 'high',
+        interpretation: 'test',
+        threatEventId: `thr_${who.userId}`,
+        triggeredAt: new Date().toISOString(),
+      },
+    };
+    const input = { accountId: who.userId, payload, threatEventId: `thr_${who.userId}` };
+    const first = await startAlert(t.temporal, input);
+    const second = await startAlert(t.temporal, input);
+    expect(second.workflowId).toBe(first.workflowId);
+    const { results } = await first.result();
+    expect(results.map((r) => [r.kind, r.outcome]).sort()).toEqual([
+      ['chat', 'skipped'],
+      ['email', 'skipped'],
+      ['slack', 'delivered'],
+      ['webhook', 'delivered'],
+    ]);
+    expect(receiver.hitsOn('/slack')).toHaveLength(1);
+    expect(receiver.hitsOn('/hook')).toHaveLength(1);
+    expect(slack).not.toBe(hook);
+  });
+});
