@@ -9,6 +9,7 @@ import { createServer, connect } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { SEARCH_ATTRIBUTE_NAMES } from '../workflows/shared';
 import { ensureFerretDb, ensureTemporalCli, type Log } from './go-tools';
 
@@ -177,15 +178,39 @@ export async function provideTemporal({
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port)];
   args.push('--db-filename', join(dataDir, 'temporal.sqlite'), '--log-level', 'error');
   args.push(...(uiPort ? ['--ui-port', String(uiPort)] : ['--headless']));
-  for (const name of SEARCH_ATTRIBUTE_NAMES) args.push('--search-attribute', `${name}=Keyword`);
   const proc = spawnManaged(await ensureTemporalCli(log), args, { onLine: log });
   const address = `127.0.0.1:${port}`;
   await waitUntil('Temporal dev server', proc, () => temporalAnswers(address), 60_000);
+  await registerSearchAttributes(address);
   return {
     address,
     description: uiPort ? `Web UI http://localhost:${uiPort}` : 'headless',
     stop: () => proc.stop(),
   };
+}
+
+/**
+ * Registers the search attributes the workflows set and the Web UI filters on, when missing. Done
+ * through the operator API rather than start-up flags, so a persisted dev database from an older
+ * version gets the newer attributes too.
+ */
+async function registerSearchAttributes(address: string): Promise<void> {
+  const connection = await Connection.connect({ address });
+  try {
+    const namespace = 'default';
+    const { customAttributes } = await connection.operatorService.listSearchAttributes({
+      namespace,
+    });
+    const missing = SEARCH_ATTRIBUTE_NAMES.filter((name) => !(name in (customAttributes ?? {})));
+    if (!missing.length) return;
+    const keyword = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
+    await connection.operatorService.addSearchAttributes({
+      namespace,
+      searchAttributes: Object.fromEntries(missing.map((name) => [name, keyword])),
+    });
+  } finally {
+    await connection.close();
+  }
 }
 
 async function temporalAnswers(address: string): Promise<boolean> {

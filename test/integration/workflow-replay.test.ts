@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from '@temporalio/worker';
+import * as workflows from '../../workflows';
 import { workflowBundle } from '../support/test-worker';
 
 // Histories of executions that really ran (recorded with tools/record-history.ts). A workflow
@@ -10,7 +11,17 @@ const fixtures = readdirSync(dir).filter((file) => file.endsWith('.json'));
 
 describe('workflow replay', () => {
   it('when there are recorded histories, then there is at least one per workflow type', () => {
-    expect(fixtures).toContain('worker-ping.json');
+    const recorded = new Set(
+      fixtures.map((file) => {
+        const history = JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
+          events: {
+            workflowExecutionStartedEventAttributes?: { workflowType: { name: string } };
+          }[];
+        };
+        return history.events[0]!.workflowExecutionStartedEventAttributes!.workflowType.name;
+      }),
+    );
+    expect([...recorded].sort()).toEqual(Object.keys(workflows).sort());
   });
 
   it.each(fixtures)(
