@@ -10,6 +10,7 @@ import type { Config } from './config';
 import type { Database } from './db/mongo';
 import { ALL_INDEXES } from './db/indexes';
 import { ChannelsRepository } from './alerts/channels.repository';
+import { ChannelTestSlots } from './alerts/channel-test-slots';
 import { channelsRoutes } from './alerts/channels.routes';
 import { DeliveriesRepository } from './alerts/deliveries.repository';
 import { AuditTrail } from './audit/audit-trail';
@@ -107,6 +108,7 @@ export function createApp({
     session,
     channelsRoutes({
       channels: new ChannelsRepository(mongo.db),
+      testSlots: new ChannelTestSlots(mongo.db, config.CHANNEL_TEST_CONCURRENCY),
       deliveries: new DeliveriesRepository(mongo.db),
       temporal,
       clock,

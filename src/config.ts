@@ -34,6 +34,8 @@ const configSchema = z.object({
   COOKIE_SECURE: bool.default(true),
   /** Lets alert channels reach private and loopback addresses: development and tests only. */
   ALLOW_PRIVATE_WEBHOOK_TARGETS: bool.default(false),
+  /** Channel tests running at once across all API replicas; more wait up to 10 s, then 429. */
+  CHANNEL_TEST_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(4),
 });
 
 export type Config = Readonly<z.infer<typeof configSchema>>;

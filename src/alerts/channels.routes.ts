@@ -7,6 +7,7 @@ import { resolveSafeTarget, UnsafeTargetError, type TargetPolicy } from './addre
 import { requestIdOf } from '../http/request-id';
 import type { Temporal } from '../temporal/client';
 import { runChannelTest } from './alert-workflows';
+import { CHANNEL_TEST_WAIT_MS, type ChannelTestSlots } from './channel-test-slots';
 import { CHANNEL_KINDS, type AlertChannel, type ChannelsRepository } from './channels.repository';
 import type { DeliveriesRepository, DeliveryRecord } from './deliveries.repository';
 import { testAlertPayload } from './payload';
@@ -50,6 +51,7 @@ function describe(channel: AlertChannel) {
 
 interface ChannelRoutesDeps {
   channels: ChannelsRepository;
+  testSlots: ChannelTestSlots;
   deliveries: DeliveriesRepository;
   temporal: Temporal;
   clock: Clock;
@@ -74,6 +76,7 @@ function describeDelivery(record: DeliveryRecord) {
 /** `/api/alert-channels` (session): manage the account's chat and webhook channels. */
 export function channelsRoutes({
   channels,
+  testSlots,
   deliveries,
   temporal,
   clock,
@@ -147,12 +150,25 @@ export function channelsRoutes({
   /** Sends a synthetic `canary.test_alert` through the real workflow and answers its outcome. */
   router.post('/:channel_id/test', async (req, res) => {
     const channel = await owned(res, req.params.channel_id);
-    const { results } = await runChannelTest(temporal, {
-      accountId: channel.accountId,
-      channelIds: [channel.id],
-      payload: testAlertPayload(clock()),
-      requestId: requestIdOf(req),
-    });
+    const release = await testSlots.acquire(requestIdOf(req));
+    if (!release) {
+      throw new AppError(
+        429,
+        `Too many channel tests are running: none came free within ${CHANNEL_TEST_WAIT_MS / 1000} s and nothing was sent. Retry in a minute.`,
+        { 'Retry-After': '60' },
+      );
+    }
+    let results;
+    try {
+      ({ results } = await runChannelTest(temporal, {
+        accountId: channel.accountId,
+        channelIds: [channel.id],
+        payload: testAlertPayload(clock()),
+        requestId: requestIdOf(req),
+      }));
+    } finally {
+      await release();
+    }
     const [result] = results;
     if (!result) throw new AppError(404, `No alert channel ${channel.id}`);
     res.json(result);

@@ -189,3 +189,69 @@ describe('real alerts', () => {
     expect(slack).not.toBe(hook);
   });
 });
+
+describe('channel test concurrency, shared through MongoDB', () => {
+  /** A second API "replica" on the same database and task queue, allowing one test at a time. */
+  async function replicaWithOneSlot() {
+    const config = { ...t.config, CHANNEL_TEST_CONCURRENCY: 1 };
+    const replica = await createTestApp({ config });
+    return {
+      app: replica.app,
+      stop: async () => {
+        await replica.mongo.client.close();
+        await replica.temporal.close();
+      },
+    };
+  }
+  const slots = () => t.mongo.db.collection<{ _id: string }>('channel_test_slots');
+
+  it('when the only slot is busy past 10 s, then the waiting tests get 429 and their receivers see nothing', async () => {
+    const replica = await replicaWithOneSlot();
+    const who = await signUpAndLogIn(t.app);
+    const ids = await Promise.all(
+      ['/waiting-1', '/waiting-2'].map((p) => channel(who, receiver.url(p))),
+    );
+    // Another replica's test holds the slot.
+    await slots().insertOne({
+      _id: 'slot:0',
+      holder: 'other-replica',
+      expiresAt: new Date(Date.now() + 60_000),
+    } as never);
+    try {
+      const started = Date.now();
+      const answers = await Promise.all(
+        ids.map((id) => request(replica.app).post(`/api/alert-channels/${id}/test`).set(as(who))),
+      );
+      expect(Date.now() - started).toBeGreaterThanOrEqual(9_500);
+      for (const res of answers) {
+        expect(res.status).toBe(429);
+        expect(res.headers['retry-after']).toBe('60');
+        expect(res.body.detail).toMatch(/nothing was sent/);
+      }
+      expect(receiver.hitsOn('/waiting-1')).toEqual([]);
+      expect(receiver.hitsOn('/waiting-2')).toEqual([]);
+    } finally {
+      await slots().deleteOne({ _id: 'slot:0' });
+      await replica.stop();
+    }
+  }, 30_000);
+
+  it('when the slot comes free while a test waits, then the test runs', async () => {
+    const replica = await replicaWithOneSlot();
+    const who = await signUpAndLogIn(t.app);
+    const id = await channel(who, receiver.url('/after-wait'));
+    await slots().insertOne({
+      _id: 'slot:0',
+      holder: 'other-replica',
+      expiresAt: new Date(Date.now() + 60_000),
+    } as never);
+    setTimeout(() => void slots().deleteOne({ _id: 'slot:0' }), 1_000);
+    try {
+      const res = await request(replica.app).post(`/api/alert-channels/${id}/test`).set(as(who));
+      expect(res.body).toMatchObject({ outcome: 'delivered' });
+      expect(receiver.hitsOn('/after-wait')).toHaveLength(1);
+    } finally {
+      await replica.stop();
+    }
+  });
+});

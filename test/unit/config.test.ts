@@ -21,6 +21,7 @@ describe('loadConfig', () => {
       REFRESH_TTL_DAYS: 7,
       COOKIE_SECURE: true,
       ALLOW_PRIVATE_WEBHOOK_TARGETS: false,
+      CHANNEL_TEST_CONCURRENCY: 4,
     });
   });
 
