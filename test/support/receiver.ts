@@ -12,8 +12,8 @@ export interface Hit {
 
 /**
  * A real HTTPS receiver on 127.0.0.1 with the test CA's certificate. The path chooses the answer:
- * `/status/<code>` answers that status (3xx with a Location to `/landed`), `/hang` never answers,
- * anything else 200. Every request is recorded with its raw bytes.
+ * `/status/<code>` answers that status (3xx with a Location to `/landed`), `/delay/<ms>` answers
+ * 200 after that long, `/hang` never answers, anything else 200. Every request is recorded with its raw bytes.
  */
 export class Receiver {
   readonly hits: Hit[] = [];
@@ -39,7 +39,8 @@ export class Receiver {
         if (path === '/hang') return;
         const status = Number(/^\/status\/(\d{3})/.exec(path)?.[1] ?? 200);
         if (status >= 300 && status < 400) res.setHeader('Location', '/landed');
-        res.writeHead(status).end();
+        const delay = Number(/^\/delay\/(\d+)/.exec(path)?.[1] ?? 0);
+        setTimeout(() => res.writeHead(status).end(), delay);
       });
     });
     server.listen(0, '127.0.0.1');
