@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { startAlert } from '../../src/alerts/alert-workflows';
-import type { AlertPayloadJson } from '../../workflows/shared';
 import { freePort } from '../../tools/stack';
+import { tripwirePayload } from '../support/alerts';
 import { signUpAndLogIn, type SignedIn } from '../support/accounts';
 import { Receiver } from '../support/receiver';
 import { createTestApp, testConfig, type TestApp } from '../support/test-app';
@@ -148,31 +148,7 @@ describe('real alerts', () => {
     const who = await signUpAndLogIn(t.app);
     const slack = await channel(who, receiver.url('/slack'), 'slack');
     const hook = await channel(who, receiver.url('/hook'));
-    const payload: AlertPayloadJson = {
-      version: '1',
-      event: 'canary.tripwire_triggered',
-      sentAt: new Date().toISOString(),
-      data: {
-        event: 'canary.tripwire_triggered',
-        alertLevel: 'HIGH',
-        platform: 'test',
-        canaryId: 'cnr_test',
-        canaryAgeDays: 3,
-        attacker: {
-          ip: '203.0.113.5',
-          country: 'NL',
-          city: 'Amsterdam',
-          org: 'Example',
-          type: 'datacenter',
-          abuseScore: null,
-        },
-        riskScore: 70,
-        riskLevel: 'high',
-        interpretation: 'test',
-        threatEventId: `thr_${who.userId}`,
-        triggeredAt: new Date().toISOString(),
-      },
-    };
+    const payload = tripwirePayload(`thr_${who.userId}`);
     const input = { accountId: who.userId, payload, threatEventId: `thr_${who.userId}` };
     const first = await startAlert(t.temporal, input);
     const second = await startAlert(t.temporal, input);

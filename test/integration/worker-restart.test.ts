@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import request from 'supertest';
 import { startAlert } from '../../src/alerts/alert-workflows';
 import { spawnManaged, type ManagedProcess } from '../../tools/stack';
-import type { AlertPayloadJson } from '../../workflows/shared';
+import { tripwirePayload } from '../support/alerts';
 import { signUpAndLogIn } from '../support/accounts';
 import { Receiver } from '../support/receiver';
 import { createTestApp, testConfig, type TestApp } from '../support/test-app';
@@ -54,31 +54,7 @@ describe('worker restarts', () => {
         secret: 'restart-test-secret-1',
       });
     const threatEventId = `thr_restart_${who.userId}`;
-    const payload: AlertPayloadJson = {
-      version: '1',
-      event: 'canary.tripwire_triggered',
-      sentAt: new Date().toISOString(),
-      data: {
-        event: 'canary.tripwire_triggered',
-        alertLevel: 'CRITICAL',
-        platform: 'test',
-        canaryId: 'cnr_restart',
-        canaryAgeDays: 1,
-        attacker: {
-          ip: '203.0.113.1',
-          country: '',
-          city: '',
-          org: '',
-          type: 'unknown',
-          abuseScore: null,
-        },
-        riskScore: 90,
-        riskLevel: 'critical',
-        interpretation: 'restart test',
-        threatEventId,
-        triggeredAt: new Date().toISOString(),
-      },
-    };
+    const payload = tripwirePayload(threatEventId);
 
     const first = await startWorkerProcess(t);
     const handle = await startAlert(t.temporal, { accountId: who.userId, payload, threatEventId });
