@@ -143,7 +143,9 @@ export function alertDeliveryActivities({ db, allowPrivateTargets }: AlertDelive
         threatEventId,
       };
       await deliveries.recordOutcome(context, result, now);
-      if (result.outcome !== 'skipped' && !result.channelId.startsWith('builtin:')) {
+      // A skip stays in the delivery record; deliveries, successful or not, go further.
+      if (result.outcome === 'skipped') return;
+      if (!result.channelId.startsWith('builtin:')) {
         const failure =
           result.outcome === 'failed'
             ? { message: result.error ?? 'failed', status: result.status ?? null, at: now }

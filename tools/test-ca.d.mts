@@ -1,0 +1,6 @@
+/** Paths of a throw-away CA and server certificate, as environment variables. */
+export function makeTestCa(dir: string): {
+  NODE_EXTRA_CA_CERTS: string;
+  TEST_TLS_CERT: string;
+  TEST_TLS_KEY: string;
+};
