@@ -1,5 +1,5 @@
-import { MongoServerError, type Collection, type Db } from 'mongodb';
-import type { CollectionIndexes } from '../db/mongo';
+import type { Collection, Db } from 'mongodb';
+import { isDuplicateKeyError, type CollectionIndexes } from '../db/mongo';
 import { newId } from '../ids';
 import { DEFAULT_PLAN, type PlanId } from '../plans';
 
@@ -20,8 +20,6 @@ export const usersIndexes: CollectionIndexes = {
 };
 
 export class EmailTakenError extends Error {}
-
-const DUPLICATE_KEY = 11000;
 
 function toUser({ _id, ...rest }: UserDoc): User {
   return { id: _id, ...rest };
@@ -47,8 +45,7 @@ export class UsersRepository {
     try {
       await this.users.insertOne(doc);
     } catch (err) {
-      if (err instanceof MongoServerError && err.code === DUPLICATE_KEY)
-        throw new EmailTakenError();
+      if (isDuplicateKeyError(err)) throw new EmailTakenError();
       throw err;
     }
     return toUser(doc);

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MongoServerError, type Collection, type Db } from 'mongodb';
-import type { CollectionIndexes } from '../db/mongo';
+import type { Collection, Db } from 'mongodb';
+import { isDuplicateKeyError, type CollectionIndexes } from '../db/mongo';
 
 interface SlotDoc {
   _id: string;
@@ -13,7 +13,6 @@ export const testSlotsIndexes: CollectionIndexes = {
   indexes: [],
 };
 
-const DUPLICATE_KEY = 11000;
 /** How long a channel test waits for its turn before it is refused with 429. */
 export const CHANNEL_TEST_WAIT_MS = 10_000;
 const POLL_MS = 200;
@@ -57,7 +56,7 @@ export class ChannelTestSlots {
       await this.slots.insertOne({ _id: id, holder, expiresAt: new Date(Date.now() + LEASE_MS) });
       return true;
     } catch (err) {
-      if (err instanceof MongoServerError && err.code === DUPLICATE_KEY) return false;
+      if (isDuplicateKeyError(err)) return false;
       throw err;
     }
   }

@@ -21,13 +21,10 @@ const createSchema = z.object({
   secret: z.string().min(MIN_SECRET, `at least ${MIN_SECRET} characters`).max(256).optional(),
 });
 
-const updateSchema = z
-  .object({
-    name: z.string().trim().min(1).max(100),
-    url: z.string().min(1).max(2048),
-    secret: z.string().min(MIN_SECRET, `at least ${MIN_SECRET} characters`).max(256),
-    disabled: z.boolean(),
-  })
+/** The same fields (the kind is fixed once created), each optional, plus enable/disable. */
+const updateSchema = createSchema
+  .omit({ kind: true })
+  .extend({ disabled: z.boolean() })
   .partial()
   .strict();
 

@@ -1,5 +1,5 @@
-import { MongoServerError, type Collection, type Db } from 'mongodb';
-import type { CollectionIndexes } from '../db/mongo';
+import type { Collection, Db } from 'mongodb';
+import { isDuplicateKeyError, type CollectionIndexes } from '../db/mongo';
 import type { ChannelResult, DeliveryOutcome } from '../../workflows/shared';
 
 export interface DeliveryAttempt {
@@ -42,8 +42,6 @@ export const deliveriesIndexes: CollectionIndexes = {
   indexes: [{ key: { accountId: 1, channelId: 1, createdAt: -1 }, name: 'channel_newest_first' }],
 };
 
-const DUPLICATE_KEY = 11000;
-
 export class DeliveriesRepository {
   private readonly deliveries: Collection<DeliveryDoc>;
 
@@ -74,7 +72,7 @@ export class DeliveriesRepository {
         { upsert: true },
       );
     } catch (err) {
-      if (!(err instanceof MongoServerError && err.code === DUPLICATE_KEY)) throw err;
+      if (!isDuplicateKeyError(err)) throw err;
     }
   }
 

@@ -1,4 +1,11 @@
-import { MongoClient, type Db, type Document, type IndexDescription } from 'mongodb';
+import {
+  MongoBulkWriteError,
+  MongoClient,
+  MongoServerError,
+  type Db,
+  type Document,
+  type IndexDescription,
+} from 'mongodb';
 
 /** The indexes one collection needs; each repository module declares its own. */
 export interface CollectionIndexes {
@@ -62,3 +69,15 @@ async function indexNames(db: Db, collection: string): Promise<Set<string>> {
 }
 
 const NAMESPACE_NOT_FOUND = 26;
+
+const DUPLICATE_KEY = 11000;
+
+/** A unique index (or `_id`) refused the write: how both servers signal "already taken". */
+export function isDuplicateKeyError(err: unknown): boolean {
+  if (err instanceof MongoBulkWriteError) {
+    return ([] as { code?: number }[])
+      .concat(err.writeErrors)
+      .some((e) => e.code === DUPLICATE_KEY);
+  }
+  return err instanceof MongoServerError && err.code === DUPLICATE_KEY;
+}

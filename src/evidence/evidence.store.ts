@@ -1,5 +1,6 @@
-import { MongoBulkWriteError, MongoServerError, type Collection, type Db } from 'mongodb';
+import { MongoBulkWriteError, type Collection, type Db } from 'mongodb';
 import type { Clock } from '../clock';
+import { isDuplicateKeyError } from '../db/mongo';
 import { newId } from '../ids';
 import { KeyedQueue } from '../keyed-queue';
 import {
@@ -33,7 +34,6 @@ interface Pending {
   data: JsonObject;
 }
 
-const DUPLICATE_KEY = 11000;
 const MAX_ATTEMPTS = 20;
 const EMPTY_CHAIN: Head = { seq: 0, hash: null, logId: null };
 
@@ -89,7 +89,7 @@ export class EvidenceStore {
         written.push(...docs.map(toRecord));
         break;
       } catch (err) {
-        if (!isDuplicateKey(err) || attempt === MAX_ATTEMPTS) throw err;
+        if (!isDuplicateKeyError(err) || attempt === MAX_ATTEMPTS) throw err;
         // Keep what went in: the ordered prefix, and records an earlier try already stored.
         const inserted = err instanceof MongoBulkWriteError ? err.insertedCount : 0;
         written.push(...docs.slice(0, inserted).map(toRecord));
@@ -131,7 +131,7 @@ export class EvidenceStore {
         { ordered: false },
       );
     } catch (err) {
-      if (!isDuplicateKey(err)) throw err;
+      if (!isDuplicateKeyError(err)) throw err;
     }
     const head = { seq: last.seq, hash: last.contentHash!, logId: last.id };
     const moved = await this.heads.updateOne(
@@ -142,7 +142,7 @@ export class EvidenceStore {
     try {
       await this.heads.insertOne({ _id: accountId, ...head });
     } catch (err) {
-      if (!isDuplicateKey(err)) throw err; // a newer head is already recorded
+      if (!isDuplicateKeyError(err)) throw err; // a newer head is already recorded
     }
   }
 }
@@ -168,13 +168,4 @@ function chain(accountId: string, head: Head, pending: Pending[], sealedAt: Date
     previous = { seq, hash, logId };
     return doc;
   });
-}
-
-function isDuplicateKey(err: unknown): boolean {
-  if (err instanceof MongoBulkWriteError) {
-    return ([] as { code?: number }[])
-      .concat(err.writeErrors)
-      .some((e) => e.code === DUPLICATE_KEY);
-  }
-  return err instanceof MongoServerError && err.code === DUPLICATE_KEY;
 }

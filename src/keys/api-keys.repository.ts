@@ -1,5 +1,5 @@
-import { MongoServerError, type Collection, type Db } from 'mongodb';
-import type { CollectionIndexes } from '../db/mongo';
+import type { Collection, Db } from 'mongodb';
+import { isDuplicateKeyError, type CollectionIndexes } from '../db/mongo';
 
 export const MAX_ACTIVE_KEYS = 5;
 
@@ -37,7 +37,6 @@ export const keySlotsIndexes: CollectionIndexes = {
   indexes: [{ key: { accountId: 1 }, name: 'account' }],
 };
 
-const DUPLICATE_KEY = 11000;
 /** A slot whose key is missing this long after the claim was left by a crash mid-creation. */
 const ABANDONED_CLAIM_MS = 60_000;
 
@@ -69,7 +68,7 @@ export class ApiKeysRepository {
         });
         return slot;
       } catch (err) {
-        if (!(err instanceof MongoServerError && err.code === DUPLICATE_KEY)) throw err;
+        if (!isDuplicateKeyError(err)) throw err;
       }
     }
     return null;

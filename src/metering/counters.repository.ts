@@ -1,5 +1,5 @@
-import { MongoServerError, type Collection, type Db } from 'mongodb';
-import type { CollectionIndexes } from '../db/mongo';
+import type { Collection, Db } from 'mongodb';
+import { isDuplicateKeyError, type CollectionIndexes } from '../db/mongo';
 import { KeyedQueue } from '../keyed-queue';
 
 /** Atomic counters, one document per (account, action, window), addressed by `_id`. */
@@ -22,8 +22,6 @@ interface Waiter {
 }
 
 export const countersIndexes: CollectionIndexes = { collection: 'meter_counters', indexes: [] };
-
-const DUPLICATE_KEY = 11000;
 
 /**
  * Increments are conditional upserts that match only while the count leaves room: at the limit the
@@ -87,7 +85,7 @@ export class MongoCounterStore implements CounterStore {
       );
       return doc?.count ?? null;
     } catch (err) {
-      if (err instanceof MongoServerError && err.code === DUPLICATE_KEY) return null;
+      if (isDuplicateKeyError(err)) return null;
       throw err;
     }
   }

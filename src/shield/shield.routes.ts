@@ -11,6 +11,9 @@ const inspectSchema = z.object({
 
 type InspectRequest = z.infer<typeof inspectSchema>;
 
+/** Exported with `inspect` for the benchmark's unauthenticated baseline. */
+export const inspectValidation = validateBody(inspectSchema);
+
 /**
  * The shield product area. Until its inspection rules land, `POST /shield/inspect` validates the
  * request, applies the ownership rule and the plan's meter, and acknowledges it, so the key, scope
@@ -19,7 +22,7 @@ type InspectRequest = z.infer<typeof inspectSchema>;
 export function shieldRoutes(meterInspection: RequestHandler): Router {
   const router = Router();
   router.use(requireApiKey);
-  router.post('/inspect', ownAccountOnly, validateBody(inspectSchema), meterInspection, inspect);
+  router.post('/inspect', ownAccountOnly, inspectValidation, meterInspection, inspect);
   return router;
 }
 
@@ -28,5 +31,3 @@ export const inspect: RequestHandler = (req, res) => {
   const { user_id, user_message } = req.body as InspectRequest;
   res.json({ user_id, message_length: user_message.length });
 };
-
-export const inspectValidation = validateBody(inspectSchema);
