@@ -7,15 +7,18 @@ import {
   type SafeTarget,
 } from '../src/alerts/address-safety';
 import { channelRequest } from '../src/alerts/channel-requests';
+import {
+  AlertMailer,
+  BUILT_IN_CHANNEL_IDS,
+  isBuiltInChannel,
+  sendTelegram,
+  type BuiltInSettings,
+} from '../src/alerts/built-in-channels';
 import { ChannelsRepository } from '../src/alerts/channels.repository';
 import { DeliveriesRepository, type DeliveryContext } from '../src/alerts/deliveries.repository';
-import {
-  classify,
-  postOnce,
-  REQUEST_TIMEOUT_MS,
-  type AttemptResult,
-} from '../src/alerts/http-delivery';
-import { alertPayloadSchema } from '../src/alerts/payload';
+import { httpAttempt, postOnce, type Attempt } from '../src/alerts/http-delivery';
+import { alertPayloadSchema, type AlertPayload } from '../src/alerts/payload';
+import { UsersRepository } from '../src/accounts/users.repository';
 import { DELIVERY_OUTCOME_KIND } from '../src/audit/audit-trail';
 import { EvidenceStore } from '../src/evidence/evidence.store';
 import {
@@ -31,24 +34,55 @@ export interface AlertDeliveryDeps {
   db: Db;
   /** ALLOW_PRIVATE_WEBHOOK_TARGETS: development and tests only. */
   allowPrivateTargets: boolean;
+  builtIns: BuiltInSettings;
 }
 
-/** Built-in channels of this deployment. Email and chat delivery are not configurable yet. */
-const BUILT_IN_TARGETS: DeliveryTarget[] = [
-  { channelId: 'builtin:email', kind: 'email', skip: 'not configured (SMTP_URL unset)' },
-  { channelId: 'builtin:chat', kind: 'chat', skip: 'not configured (TELEGRAM_BOT_TOKEN unset)' },
-];
-
-function describeAttempt(result: AttemptResult): string {
-  if (result.kind === 'response') return `HTTP ${result.status}`;
-  if (result.kind === 'timeout') return `no answer within ${REQUEST_TIMEOUT_MS / 1000} s`;
-  return result.message;
-}
-
-export function alertDeliveryActivities({ db, allowPrivateTargets }: AlertDeliveryDeps) {
+export function alertDeliveryActivities({ db, allowPrivateTargets, builtIns }: AlertDeliveryDeps) {
   const channels = new ChannelsRepository(db);
+  const users = new UsersRepository(db);
   const deliveries = new DeliveriesRepository(db);
   const evidence = new EvidenceStore(db, () => new Date());
+  const mailer = builtIns.smtpUrl && new AlertMailer(builtIns.smtpUrl, builtIns.smtpFrom);
+  const telegram = builtIns.telegramBotToken && {
+    token: builtIns.telegramBotToken,
+    apiBase: builtIns.telegramApiBase,
+  };
+
+  /** The built-ins, each with the reason it is skipped when it cannot send for this account. */
+  const builtInTargets = async (accountId: string): Promise<DeliveryTarget[]> => {
+    const user = await users.findById(accountId);
+    const chatSkip = !telegram
+      ? 'not configured (TELEGRAM_BOT_TOKEN unset)'
+      : !user?.telegramChatId
+        ? 'not configured (no Telegram chat id in the account settings)'
+        : undefined;
+    return [
+      {
+        channelId: BUILT_IN_CHANNEL_IDS.email,
+        kind: 'email',
+        ...(!mailer && { skip: 'not configured (SMTP_URL unset)' }),
+      },
+      { channelId: BUILT_IN_CHANNEL_IDS.chat, kind: 'chat', ...(chatSkip && { skip: chatSkip }) },
+    ];
+  };
+
+  /** A built-in attempt; the account and its settings are read again, as they may have changed. */
+  const sendBuiltIn = async (
+    accountId: string,
+    channelId: string,
+    payload: AlertPayload,
+    deliveryId: string,
+  ): Promise<Attempt> => {
+    const user = await users.findById(accountId);
+    if (!user) throw ApplicationFailure.nonRetryable('account deleted', DELIVERY_REJECTED);
+    if (channelId === BUILT_IN_CHANNEL_IDS.email && mailer) {
+      return mailer.send(user.email, payload, deliveryId);
+    }
+    if (channelId === BUILT_IN_CHANNEL_IDS.chat && telegram && user.telegramChatId) {
+      return sendTelegram(telegram, user.telegramChatId, payload);
+    }
+    throw ApplicationFailure.nonRetryable(`${channelId} is not configured`, DELIVERY_REJECTED);
+  };
 
   return {
     /** The account's channels (or the chosen ones), and the built-ins unless a channel is chosen. */
@@ -60,7 +94,7 @@ export function alertDeliveryActivities({ db, allowPrivateTargets }: AlertDelive
         kind: c.kind,
         ...(c.disabled && { skip: 'channel disabled' }),
       }));
-      return channelIds ? targets : [...targets, ...BUILT_IN_TARGETS];
+      return channelIds ? targets : [...targets, ...(await builtInTargets(accountId))];
     },
 
     /** One attempt: check the address again, send, record the attempt, and classify the answer. */
@@ -71,7 +105,7 @@ export function alertDeliveryActivities({ db, allowPrivateTargets }: AlertDelive
       workflowId: string;
       payload: AlertPayloadJson;
     }): Promise<{ status: number }> {
-      const { attempt } = Context.current().info;
+      const { attempt: number } = Context.current().info;
       const payload = alertPayloadSchema.parse(input.payload);
       const context: DeliveryContext = {
         accountId: input.accountId,
@@ -81,46 +115,49 @@ export function alertDeliveryActivities({ db, allowPrivateTargets }: AlertDelive
         event: payload.event,
         threatEventId: payload.data.threatEventId,
       };
-      const channel = await channels.findById(input.channelId);
-      if (!channel || channel.accountId !== input.accountId || channel.disabled) {
-        throw ApplicationFailure.nonRetryable('channel deleted or disabled', DELIVERY_REJECTED);
-      }
       const at = new Date();
-      let target: SafeTarget;
-      try {
-        target = await resolveSafeTarget(channel.url, {
-          requireHttps: true,
-          allowPrivate: allowPrivateTargets,
-        });
-      } catch (err) {
-        if (!(err instanceof UnsafeTargetError)) throw err;
-        await deliveries.recordAttempt(context, {
-          attempt,
-          at,
-          durationMs: 0,
-          status: null,
-          error: err.message,
-        });
-        throw ApplicationFailure.nonRetryable(`unsafe target: ${err.message}`, UNSAFE_TARGET);
-      }
-      const { body, headers } = channelRequest(channel, payload, input.deliveryId, at);
       const started = performance.now();
-      const result = await postOnce(target, body, headers);
-      const status = result.kind === 'response' ? result.status : null;
+      let attempt: Attempt;
+      if (isBuiltInChannel(input.channelId)) {
+        attempt = await sendBuiltIn(input.accountId, input.channelId, payload, input.deliveryId);
+      } else {
+        const channel = await channels.findById(input.channelId);
+        if (!channel || channel.accountId !== input.accountId || channel.disabled) {
+          throw ApplicationFailure.nonRetryable('channel deleted or disabled', DELIVERY_REJECTED);
+        }
+        let target: SafeTarget;
+        try {
+          target = await resolveSafeTarget(channel.url, {
+            requireHttps: true,
+            allowPrivate: allowPrivateTargets,
+          });
+        } catch (err) {
+          if (!(err instanceof UnsafeTargetError)) throw err;
+          await deliveries.recordAttempt(context, {
+            attempt: number,
+            at,
+            durationMs: 0,
+            status: null,
+            error: err.message,
+          });
+          throw ApplicationFailure.nonRetryable(`unsafe target: ${err.message}`, UNSAFE_TARGET);
+        }
+        const { body, headers } = channelRequest(channel, payload, input.deliveryId, at);
+        attempt = httpAttempt(await postOnce(target, body, headers));
+      }
       await deliveries.recordAttempt(context, {
-        attempt,
+        attempt: number,
         at,
         durationMs: Math.round(performance.now() - started),
-        status,
-        error: classify(result) === 'delivered' ? null : describeAttempt(result),
+        status: attempt.status,
+        error: attempt.error,
       });
-      const verdict = classify(result);
-      if (verdict === 'delivered') return { status: status! };
+      if (attempt.verdict === 'delivered') return { status: attempt.status! };
       throw ApplicationFailure.create({
-        message: describeAttempt(result),
-        type: verdict === 'retry' ? DELIVERY_RETRYABLE : DELIVERY_REJECTED,
-        nonRetryable: verdict === 'give-up',
-        details: [{ status }],
+        message: attempt.error ?? 'delivery failed',
+        type: attempt.verdict === 'retry' ? DELIVERY_RETRYABLE : DELIVERY_REJECTED,
+        nonRetryable: attempt.verdict === 'give-up',
+        details: [{ status: attempt.status }],
       });
     },
 
@@ -145,7 +182,7 @@ export function alertDeliveryActivities({ db, allowPrivateTargets }: AlertDelive
       await deliveries.recordOutcome(context, result, now);
       // A skip stays in the delivery record; deliveries, successful or not, go further.
       if (result.outcome === 'skipped') return;
-      if (!result.channelId.startsWith('builtin:')) {
+      if (!isBuiltInChannel(result.channelId)) {
         const failure =
           result.outcome === 'failed'
             ? { message: result.error ?? 'failed', status: result.status ?? null, at: now }

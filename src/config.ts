@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import './zod-messages';
 
+/** Unset and empty mean the same: compose files pass empty values for settings left out. */
+const optional = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
+
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 /** Every setting the API, the worker and the admin command read, validated once at start. */
@@ -36,6 +40,14 @@ const configSchema = z.object({
   ALLOW_PRIVATE_WEBHOOK_TARGETS: bool.default(false),
   /** Channel tests running at once across all API replicas; more wait up to 10 s, then 429. */
   CHANNEL_TEST_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(4),
+  /** Built-in email channel (alerts go to the account's email address); off when unset. */
+  SMTP_URL: optional(z.string().regex(/^smtps?:\/\//, 'must start with smtp:// or smtps://')),
+  SMTP_FROM: z.string().min(3).default('Tripwire alerts <alerts@localhost>'),
+  /** Built-in messaging-chat channel (Telegram Bot API; chat id per account); off when unset. */
+  TELEGRAM_BOT_TOKEN: optional(
+    z.string().regex(/^\d+:[A-Za-z0-9_-]{20,}$/, 'a Bot API token such as 123456:ABC-…'),
+  ),
+  TELEGRAM_API_BASE: z.url({ protocol: /^https?$/ }).default('https://api.telegram.org'),
 });
 
 export type Config = Readonly<z.infer<typeof configSchema>>;

@@ -1,5 +1,6 @@
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
+import { builtInSettings } from './alerts/built-in-channels';
 import { loadConfigOrExit } from './config';
 import { connectMongo } from './db/mongo';
 import { createLogger } from './logger';
@@ -21,6 +22,7 @@ async function main(): Promise<void> {
     activities: createActivities({
       db: mongo.db,
       allowPrivateTargets: config.ALLOW_PRIVATE_WEBHOOK_TARGETS,
+      builtIns: builtInSettings(config),
     }),
   });
   logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker running');

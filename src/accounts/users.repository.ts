@@ -8,6 +8,8 @@ export interface User {
   email: string;
   passwordHash: string;
   plan: PlanId;
+  /** Where the built-in messaging-chat channel sends this account's alerts; set in its settings. */
+  telegramChatId?: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -58,6 +60,19 @@ export class UsersRepository {
 
   async findByEmail(email: string): Promise<User | null> {
     const doc = await this.users.findOne({ email });
+    return doc && toUser(doc);
+  }
+
+  async updateSettings(
+    userId: string,
+    settings: Pick<User, 'telegramChatId'>,
+    now: Date,
+  ): Promise<User | null> {
+    const doc = await this.users.findOneAndUpdate(
+      { _id: userId },
+      { $set: { ...settings, updatedAt: now } },
+      { returnDocument: 'after' },
+    );
     return doc && toUser(doc);
   }
 

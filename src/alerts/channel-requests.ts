@@ -1,4 +1,4 @@
-import { discordMessage, slackMessage } from './chat-rendering';
+import { discordMessage, slackMessage } from './alert-rendering';
 import type { AlertChannel } from './channels.repository';
 import { alertPayloadSchema, type AlertPayload } from './payload';
 import { signWebhook } from './webhook-signature';

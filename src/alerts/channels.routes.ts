@@ -7,6 +7,7 @@ import { resolveSafeTarget, UnsafeTargetError, type TargetPolicy } from './addre
 import { requestIdOf } from '../http/request-id';
 import type { Temporal } from '../temporal/client';
 import { runChannelTest } from './alert-workflows';
+import { isBuiltInChannel } from './built-in-channels';
 import { CHANNEL_TEST_WAIT_MS, type ChannelTestSlots } from './channel-test-slots';
 import { CHANNEL_KINDS, type AlertChannel, type ChannelsRepository } from './channels.repository';
 import type { DeliveriesRepository, DeliveryRecord } from './deliveries.repository';
@@ -138,9 +139,13 @@ export function channelsRoutes({
     res.json(describe(updated));
   });
 
+  /** Also for the built-ins (`builtin:email`, `builtin:chat`), which every account has. */
   router.get('/:channel_id/deliveries', async (req, res) => {
-    const channel = await owned(res, req.params.channel_id);
-    const records = await deliveries.listForChannel(channel.accountId, channel.id, 50);
+    const { channel_id: channelId } = req.params;
+    const accountId = isBuiltInChannel(channelId)
+      ? sessionOf(res).userId
+      : (await owned(res, channelId)).accountId;
+    const records = await deliveries.listForChannel(accountId, channelId, 50);
     res.json({ deliveries: records.map(describeDelivery) });
   });
 

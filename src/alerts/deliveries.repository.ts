@@ -102,6 +102,11 @@ export class DeliveriesRepository {
       .sort({ createdAt: -1 })
       .limit(limit)
       .toArray();
-    return docs.map(({ _id, ...rest }) => ({ id: _id, ...rest }));
+    // FerretDB 1.24 drops an empty array given in $setOnInsert, so a skip may have no `attempts`.
+    return docs.map(({ _id, attempts, ...rest }) => ({
+      id: _id,
+      attempts: attempts ?? [],
+      ...rest,
+    }));
   }
 }

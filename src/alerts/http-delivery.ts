@@ -12,6 +12,13 @@ export type AttemptResult =
 
 export type Verdict = 'delivered' | 'retry' | 'give-up';
 
+/** One attempt on any channel kind, as recorded and acted on: HTTP status or SMTP reply code. */
+export interface Attempt {
+  verdict: Verdict;
+  status: number | null;
+  error: string | null;
+}
+
 const RETRYABLE_4XX = new Set([408, 409, 425, 429]);
 
 /** Success is a 2xx and nothing else; 3xx and most 4xx are final; 5xx, 408/409/425/429 and network errors retry. */
@@ -21,6 +28,21 @@ export function classify(result: AttemptResult): Verdict {
   if (status >= 200 && status < 300) return 'delivered';
   if (status >= 500 || RETRYABLE_4XX.has(status)) return 'retry';
   return 'give-up';
+}
+
+function describeAttempt(result: AttemptResult): string {
+  if (result.kind === 'response') return `HTTP ${result.status}`;
+  if (result.kind === 'timeout') return `no answer within ${REQUEST_TIMEOUT_MS / 1000} s`;
+  return result.message;
+}
+
+export function httpAttempt(result: AttemptResult): Attempt {
+  const verdict = classify(result);
+  return {
+    verdict,
+    status: result.kind === 'response' ? result.status : null,
+    error: verdict === 'delivered' ? null : describeAttempt(result),
+  };
 }
 
 type LookupCallback = (

@@ -31,3 +31,9 @@ export function sessionOf(res: Response): SessionPrincipal {
   if (!session) throw new Error('requireSession must run before this handler');
   return session;
 }
+
+/** Account routes open to both: an API key the key layer already checked, or a session token. */
+export function requireSessionOrApiKey(auth: AuthService): RequestHandler {
+  const session = requireSession(auth);
+  return (req, res, next) => (res.locals.apiKey ? next() : session(req, res, next));
+}

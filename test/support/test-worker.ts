@@ -8,6 +8,13 @@ import {
 } from '@temporalio/worker';
 import type { Db } from 'mongodb';
 import { createActivities } from '../../activities';
+import type { BuiltInSettings } from '../../src/alerts/built-in-channels';
+
+/** No built-in channel configured, as on a fresh deployment. */
+const NO_BUILT_INS: BuiltInSettings = {
+  smtpFrom: 'Tripwire alerts <alerts@localhost>',
+  telegramApiBase: 'https://api.telegram.org',
+};
 
 let bundle: Promise<WorkflowBundle> | undefined;
 
@@ -34,6 +41,7 @@ function quietRuntime(): void {
 export async function startTestWorker(
   db: Db,
   taskQueue: string,
+  builtIns: Partial<BuiltInSettings> = {},
 ): Promise<{ stop(): Promise<void> }> {
   quietRuntime();
   const connection = await NativeConnection.connect({ address: process.env.TEMPORAL_ADDRESS });
@@ -41,7 +49,11 @@ export async function startTestWorker(
     connection,
     taskQueue,
     workflowBundle: await workflowBundle(),
-    activities: createActivities({ db, allowPrivateTargets: true }),
+    activities: createActivities({
+      db,
+      allowPrivateTargets: true,
+      builtIns: { ...NO_BUILT_INS, ...builtIns },
+    }),
   });
   const running = worker.run();
   return {

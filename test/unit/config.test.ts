@@ -18,6 +18,8 @@ describe('loadConfig', () => {
       BODY_LIMIT: '100kb',
       TRUST_PROXY: false,
       SESSION_TTL_HOURS: 12,
+      SMTP_FROM: 'Tripwire alerts <alerts@localhost>',
+      TELEGRAM_API_BASE: 'https://api.telegram.org',
       REFRESH_TTL_DAYS: 7,
       COOKIE_SECURE: true,
       ALLOW_PRIVATE_WEBHOOK_TARGETS: false,
@@ -43,6 +45,16 @@ describe('loadConfig', () => {
       TRUST_PROXY: true,
       COOKIE_SECURE: false,
     });
+  });
+
+  it('when built-in channel settings are empty, then they are off; when malformed, they are named', () => {
+    const off = loadConfig({ ...base, SMTP_URL: '', TELEGRAM_BOT_TOKEN: '' });
+    expect(off.SMTP_URL).toBeUndefined();
+    expect(off.TELEGRAM_BOT_TOKEN).toBeUndefined();
+    const load = () =>
+      loadConfig({ ...base, SMTP_URL: 'http://mail', TELEGRAM_BOT_TOKEN: 'secret' });
+    expect(load).toThrow(/SMTP_URL: must start with smtp:\/\/ or smtps:\/\//);
+    expect(load).toThrow(/TELEGRAM_BOT_TOKEN: a Bot API token/);
   });
 
   it('when loaded, then the result is frozen', () => {

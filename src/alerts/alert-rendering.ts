@@ -1,6 +1,6 @@
 import type { AlertLevel, AlertPayload } from './payload';
 
-/** Renderings for the chat channels. Shapes follow Slack's Block Kit and Discord's webhook embeds. */
+/** Renderings of one alert for every channel kind: Slack Block Kit, Discord embeds, email, Telegram. */
 
 const LEVEL_COLOURS: Record<AlertLevel, number> = {
   CRITICAL: 0xd32f2f,
@@ -79,4 +79,58 @@ export function discordMessage(payload: AlertPayload) {
       },
     ],
   };
+}
+
+/** Escapes text for HTML bodies and Telegram's HTML parse mode (which accepts the same entities). */
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+function canaryLine({ data }: AlertPayload): string {
+  return `Canary ${data.canaryId} · planted ${data.canaryAgeDays} days ago · ${data.triggeredAt}`;
+}
+
+/** The built-in email channel: the same facts as a plain-text body and an HTML body. */
+export function emailMessage(payload: AlertPayload): {
+  subject: string;
+  text: string;
+  html: string;
+} {
+  const { data } = payload;
+  const title = headline(payload);
+  const rows = facts(payload);
+  const text = [
+    title,
+    '',
+    ...rows.map(([label, value]) => `${label}: ${value}`),
+    '',
+    data.interpretation,
+    '',
+    canaryLine(payload),
+  ].join('\n');
+  const html = [
+    '<!doctype html><html><body style="font-family:sans-serif">',
+    `<h2 style="border-left:6px solid #${LEVEL_COLOURS[data.alertLevel].toString(16)};padding-left:8px">${escapeHtml(title)}</h2>`,
+    '<table cellpadding="4">',
+    ...rows.map(
+      ([label, value]) =>
+        `<tr><th align="left">${escapeHtml(label)}</th><td>${escapeHtml(value)}</td></tr>`,
+    ),
+    '</table>',
+    `<p>${escapeHtml(data.interpretation)}</p>`,
+    `<p style="color:#555">${escapeHtml(canaryLine(payload))}</p>`,
+    '</body></html>',
+  ].join('\n');
+  return { subject: title, text, html };
+}
+
+/** The built-in messaging-chat channel: Telegram `sendMessage` text in its HTML parse mode. */
+export function telegramText(payload: AlertPayload): string {
+  return [
+    `<b>${escapeHtml(headline(payload))}</b>`,
+    ...facts(payload).map(([label, value]) => `<b>${escapeHtml(label)}:</b> ${escapeHtml(value)}`),
+    '',
+    escapeHtml(payload.data.interpretation),
+    `<i>${escapeHtml(canaryLine(payload))}</i>`,
+  ].join('\n');
 }

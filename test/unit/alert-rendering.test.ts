@@ -1,6 +1,11 @@
 import type { KnownBlock } from '@slack/types';
 import type { RESTPostAPIWebhookWithTokenJSONBody } from 'discord-api-types/v10';
-import { discordMessage, slackMessage } from '../../src/alerts/chat-rendering';
+import {
+  discordMessage,
+  emailMessage,
+  slackMessage,
+  telegramText,
+} from '../../src/alerts/alert-rendering';
 import { alertPayloadSchema, testAlertPayload, type AlertPayload } from '../../src/alerts/payload';
 
 const tripwire: AlertPayload = {
@@ -96,5 +101,37 @@ describe('Discord rendering', () => {
 
   it('when a test alert is rendered, then it says so', () => {
     expect(discordMessage(testAlertPayload(new Date())).embeds[0]!.title).toMatch(/^\[TEST\]/);
+  });
+});
+
+describe('email and Telegram renderings', () => {
+  const hostile: AlertPayload = {
+    ...tripwire,
+    data: { ...tripwire.data, platform: '<script>alert(1)</script>', interpretation: 'a & b' },
+  };
+
+  it('when rendered, then the text and HTML bodies carry the same facts', () => {
+    const { subject, text, html } = emailMessage(tripwire);
+    expect(subject).toBe('🔴 CRITICAL: canary fired on GitHub Actions');
+    expect(text).toContain('Attacker IP: 203.0.113.9');
+    expect(text).toContain('Risk score: 91/100 (critical)');
+    expect(html).toContain('<th align="left">Attacker IP</th><td>203.0.113.9</td>');
+  });
+
+  it('when fields hold markup, then HTML and Telegram bodies escape it', () => {
+    const { html } = emailMessage(hostile);
+    const chat = telegramText(hostile);
+    for (const body of [html, chat]) {
+      expect(body).not.toContain('<script>');
+      expect(body).toContain('&#60;script&#62;');
+      expect(body).toContain('a &#38; b');
+    }
+  });
+
+  it('when a decoy email fired, then both name the mail server and not an attacker', () => {
+    for (const body of [emailMessage(decoyEmail).text, telegramText(decoyEmail)]) {
+      expect(body).toContain('Mail server (sender’s provider: do not block)');
+      expect(body).not.toContain('Attacker IP');
+    }
   });
 });
