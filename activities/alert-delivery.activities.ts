@@ -187,7 +187,7 @@ export function alertDeliveryActivities({ db, allowPrivateTargets, builtIns }: A
           result.outcome === 'failed'
             ? { message: result.error ?? 'failed', status: result.status ?? null, at: now }
             : null;
-        await channels.recordOutcome(accountId, result.channelId, now, failure);
+        await channels.recordOutcome(result.channelId, now, failure);
       }
       await evidence.append(accountId, {
         // Fixed per delivery, so a retried activity seals the outcome once.

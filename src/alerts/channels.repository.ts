@@ -89,10 +89,13 @@ export class ChannelsRepository {
     return (await this.channels.deleteOne({ _id: channelId, accountId })).deletedCount === 1;
   }
 
-  /** After a delivery: success clears `lastError`, failure sets it. */
-  async recordOutcome(accountId: string, channelId: string, at: Date, error: ChannelError | null) {
+  /**
+   * After a delivery: success clears `lastError`, failure sets it. By `_id` alone (the one filter
+   * FerretDB 1.24 answers from an index): the delivery already checked the channel's account.
+   */
+  async recordOutcome(channelId: string, at: Date, error: ChannelError | null) {
     await this.channels.updateOne(
-      { _id: channelId, accountId },
+      { _id: channelId },
       { $set: error ? { lastError: error } : { lastError: null, lastDeliveryAt: at } },
     );
   }

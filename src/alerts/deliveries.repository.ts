@@ -26,7 +26,15 @@ export interface DeliveryRecord {
   finishedAt: Date | null;
 }
 
-type DeliveryDoc = Omit<DeliveryRecord, 'id'> & { _id: string };
+/**
+ * Attempts are stored by number (`attempts.<n>`), so recording one is an idempotent `$set` on a
+ * filter of `_id` alone: FerretDB 1.24 answers only such filters from an index and scans for
+ * anything more, which made every attempt cost a read of the whole collection.
+ */
+type DeliveryDoc = Omit<DeliveryRecord, 'id' | 'attempts'> & {
+  _id: string;
+  attempts?: Record<string, DeliveryAttempt>;
+};
 
 export interface DeliveryContext {
   accountId: string;
@@ -54,11 +62,11 @@ export class DeliveriesRepository {
     return { accountId, channelId, workflowId, event, threatEventId, createdAt: now };
   }
 
-  /** Idempotent per attempt number: a retried write of the same attempt adds nothing. */
+  /** Idempotent per attempt number: a retried write of the same attempt changes nothing. */
   async recordAttempt(context: DeliveryContext, attempt: DeliveryAttempt): Promise<void> {
-    try {
-      await this.deliveries.updateOne(
-        { _id: context.deliveryId, 'attempts.attempt': { $ne: attempt.attempt } },
+    const write = () =>
+      this.deliveries.updateOne(
+        { _id: context.deliveryId },
         {
           $setOnInsert: {
             ...this.onInsert(context, attempt.at),
@@ -67,12 +75,16 @@ export class DeliveriesRepository {
             error: null,
             finishedAt: null,
           },
-          $push: { attempts: attempt },
+          $set: { [`attempts.${attempt.attempt}`]: attempt },
         },
         { upsert: true },
       );
+    try {
+      await write();
     } catch (err) {
+      // Two upserts raced to create the record: it exists now, so the second write updates it.
       if (!isDuplicateKeyError(err)) throw err;
+      await write();
     }
   }
 
@@ -86,7 +98,7 @@ export class DeliveriesRepository {
           error: result.error ?? null,
           finishedAt: now,
         },
-        $setOnInsert: { ...this.onInsert(context, now), attempts: [] },
+        $setOnInsert: this.onInsert(context, now),
       },
       { upsert: true },
     );
@@ -102,10 +114,9 @@ export class DeliveriesRepository {
       .sort({ createdAt: -1 })
       .limit(limit)
       .toArray();
-    // FerretDB 1.24 drops an empty array given in $setOnInsert, so a skip may have no `attempts`.
-    return docs.map(({ _id, attempts, ...rest }) => ({
+    return docs.map(({ _id, attempts = {}, ...rest }) => ({
       id: _id,
-      attempts: attempts ?? [],
+      attempts: Object.values(attempts).sort((a, b) => a.attempt - b.attempt),
       ...rest,
     }));
   }

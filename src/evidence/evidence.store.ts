@@ -2,7 +2,7 @@ import { MongoBulkWriteError, type Collection, type Db } from 'mongodb';
 import type { Clock } from '../clock';
 import { isDuplicateKeyError } from '../db/mongo';
 import { newId } from '../ids';
-import { KeyedQueue } from '../keyed-queue';
+import { KeyedBatches } from '../keyed-batches';
 import {
   chainHeadsIndexes,
   evidenceIndexes,
@@ -41,15 +41,17 @@ const EMPTY_CHAIN: Head = { seq: 0, hash: null, logId: null };
  * The one way evidence is written: sealed, chained, append-only. Each account's records form a
  * chain (sequence 1, 2, 3, … each carrying the previous record's hash). The unique index on
  * (account, sequence) is the arbiter between writers on different replicas, so no sequence number
- * is ever taken twice or skipped; within this process, appends for one account run one batch at a
- * time. The chain head (`evidence_heads`, by `_id`) says where to continue; when it lags (another
+ * is ever taken twice or skipped; within this process, appends for one account are group-committed:
+ * those that arrive while a write runs go together in the next one (one insertMany). The chain head (`evidence_heads`, by `_id`) says where to continue; when it lags (another
  * replica, or a crash before it moved) the insert collides and the true head is read instead.
  */
 export class EvidenceStore {
   private readonly records: Collection<EvidenceDoc>;
   private readonly heads: Collection<ChainHeadDoc>;
   private readonly hashes: Collection<HashIndexDoc>;
-  private readonly queue = new KeyedQueue();
+  private readonly batches = new KeyedBatches<Pending[], EvidenceRecord[]>((accountId, groups) =>
+    this.writeGroups(accountId, groups),
+  );
 
   constructor(
     db: Db,
@@ -66,20 +68,25 @@ export class EvidenceStore {
   }
 
   /** Appends in order; the records come back sealed, with their sequence numbers. */
-  appendMany(accountId: string, inputs: readonly EvidenceInput[]): Promise<EvidenceRecord[]> {
-    return this.queue.run(accountId, () => this.write(accountId, inputs));
-  }
-
-  private async write(
-    accountId: string,
-    inputs: readonly EvidenceInput[],
-  ): Promise<EvidenceRecord[]> {
-    const sealedAt = this.clock();
-    let pending: Pending[] = inputs.map((input) => ({
+  async appendMany(accountId: string, inputs: readonly EvidenceInput[]): Promise<EvidenceRecord[]> {
+    // Converted here, so an input that is not JSON fails alone rather than its whole batch.
+    const pending = inputs.map((input) => ({
       logId: input.logId ?? newId('evd'),
       kind: input.kind,
       data: toJsonObject(input.data),
     }));
+    return this.batches.submit(accountId, pending);
+  }
+
+  /** One write for every caller's inputs; each caller gets its own records back. */
+  private async writeGroups(accountId: string, groups: Pending[][]): Promise<EvidenceRecord[][]> {
+    const byLogId = new Map((await this.write(accountId, groups.flat())).map((r) => [r.id, r]));
+    return groups.map((group) => group.map((p) => byLogId.get(p.logId)!));
+  }
+
+  private async write(accountId: string, inputs: Pending[]): Promise<EvidenceRecord[]> {
+    const sealedAt = this.clock();
+    let pending = inputs;
     const written: EvidenceRecord[] = [];
     let head = await this.recordedHead(accountId);
     for (let attempt = 1; pending.length; attempt++) {

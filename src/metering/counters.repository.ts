@@ -1,5 +1,6 @@
 import type { Collection, Db } from 'mongodb';
 import { isDuplicateKeyError, type CollectionIndexes } from '../db/mongo';
+import { KeyedBatches } from '../keyed-batches';
 import { KeyedQueue } from '../keyed-queue';
 
 /** Atomic counters, one document per (account, action, window), addressed by `_id`. */
@@ -13,12 +14,6 @@ export interface CounterStore {
 interface CounterDoc {
   _id: string;
   count: number;
-}
-
-interface Waiter {
-  limit: number;
-  resolve: (count: number | null) => void;
-  reject: (err: unknown) => void;
 }
 
 export const countersIndexes: CollectionIndexes = { collection: 'meter_counters', indexes: [] };
@@ -36,32 +31,24 @@ export const countersIndexes: CollectionIndexes = { collection: 'meter_counters'
 export class MongoCounterStore implements CounterStore {
   private readonly counters: Collection<CounterDoc>;
   private readonly queue = new KeyedQueue();
-  private readonly waiting = new Map<string, Waiter[]>();
+  private readonly increments = new KeyedBatches<number, number | null>(
+    (id, limits) => this.admit(id, limits),
+    this.queue,
+  );
 
   constructor(db: Db) {
     this.counters = db.collection<CounterDoc>(countersIndexes.collection);
   }
 
   tryIncrement(id: string, limit: number): Promise<number | null> {
-    return new Promise((resolve, reject) => {
-      const waiters = this.waiting.get(id);
-      if (waiters) return waiters.push({ limit, resolve, reject });
-      this.waiting.set(id, [{ limit, resolve, reject }]);
-      void this.queue.run(id, () => this.admit(id));
-    });
+    return this.increments.submit(id, limit);
   }
 
   /** Serves everyone waiting on this counter with one update (two when the limit is near). */
-  private async admit(id: string): Promise<void> {
-    const waiters = this.waiting.get(id) ?? [];
-    this.waiting.delete(id);
-    const limit = Math.min(...waiters.map((w) => w.limit));
-    try {
-      const first = await this.add(id, waiters.length, limit);
-      waiters.forEach((w, i) => w.resolve(first !== null && first + i <= limit ? first + i : null));
-    } catch (err) {
-      waiters.forEach((w) => w.reject(err));
-    }
+  private async admit(id: string, limits: number[]): Promise<(number | null)[]> {
+    const limit = Math.min(...limits);
+    const first = await this.add(id, limits.length, limit);
+    return limits.map((_, i) => (first !== null && first + i <= limit ? first + i : null));
   }
 
   /** Adds up to `wanted`, never past `limit`; returns the count the first addition reached. */
