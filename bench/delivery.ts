@@ -20,6 +20,7 @@ import { connectMongo } from '../src/db/mongo';
 import { createTemporal } from '../src/temporal/client';
 import { tripwirePayload } from '../test/support/alerts';
 import { Receiver } from '../test/support/receiver';
+import { pct, pool } from './support/latency';
 import { freePort, provideMongo, provideTemporal, spawnManaged } from '../tools/stack';
 
 const { values } = parseArgs({
@@ -32,28 +33,7 @@ const ALERTS = Number(values.alerts);
 const CONCURRENCY = Number(values.concurrency);
 const SECRET = 'benchmark-webhook-secret';
 
-interface Run {
-  latencies: number[];
-  seconds: number;
-}
-
-async function pool(count: number, task: (i: number) => Promise<number>): Promise<Run> {
-  const latencies: number[] = [];
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < count) latencies.push(await task(next++));
-    }),
-  );
-  return {
-    latencies: latencies.sort((a, b) => a - b),
-    seconds: (performance.now() - started) / 1000,
-  };
-}
-
-const pct = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+type Run = Awaited<ReturnType<typeof pool>>;
 
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'tripwire-bench-delivery-'));
@@ -131,7 +111,7 @@ async function main(): Promise<void> {
       console.error(`${ALERTS} alerts through Temporal to ${n} channel(s)…`);
       rows.push([
         `Temporal workflow, ${n} channel${n > 1 ? 's' : ''}`,
-        await pool(ALERTS, async (i) => {
+        await pool(ALERTS, CONCURRENCY, async (i) => {
           const threatEventId = `thr_${n}_${i}_${Date.now()}`;
           const started = performance.now();
           await startAlert(temporal, {
@@ -146,7 +126,7 @@ async function main(): Promise<void> {
       console.error(`${ALERTS} direct deliveries to ${n} channel(s)…`);
       rows.push([
         `direct HTTP, ${n} channel${n > 1 ? 's' : ''} (baseline)`,
-        await pool(ALERTS, async (i) => {
+        await pool(ALERTS, CONCURRENCY, async (i) => {
           const started = performance.now();
           await Promise.all(
             Array.from({ length: n }, async (_, c) => {

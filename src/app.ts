@@ -15,6 +15,12 @@ import { ChannelTestSlots } from './alerts/channel-test-slots';
 import { channelsRoutes } from './alerts/channels.routes';
 import { DeliveriesRepository } from './alerts/deliveries.repository';
 import { AuditTrail } from './audit/audit-trail';
+import { CanariesRepository } from './canaries/canaries.repository';
+import { canariesRoutes } from './canaries/canaries.routes';
+import { ThreatsRepository } from './canaries/threats.repository';
+import { threatRoutes } from './canaries/threats.routes';
+import { foreignCredentialTripwire, urlTripwireRoutes } from './canaries/tripwire.routes';
+import { Tripwires } from './canaries/tripwires';
 import { AuditTrailWriter } from './audit/audit-trail.writer';
 import { auditRoutes } from './audit/audit.routes';
 import { workerPingRoutes } from './diagnostics/worker-ping.routes';
@@ -26,7 +32,7 @@ import { publicVerifyRoutes } from './evidence/public-verify.routes';
 import { healthRoutes } from './health/health.routes';
 import { errorHandler, notFoundHandler } from './http/errors';
 import { requestLogging } from './http/request-logging';
-import { apiKeyLayer } from './http/api-key-auth';
+import { apiKeyLayer, type RefusedCredential } from './http/api-key-auth';
 import { requireSession, requireSessionOrApiKey } from './http/session-auth';
 import { ApiKeysRepository } from './keys/api-keys.repository';
 import { apiKeysRoutes } from './keys/api-keys.routes';
@@ -55,7 +61,9 @@ const HOUR_MS = 3_600_000;
 
 export interface Api {
   app: Express;
-  /** Writes what background writers still hold (the audit trail of key use): call on shutdown. */
+  /** Canary hits, for the decoy mail listener the entry point starts beside the app. */
+  tripwires: Tripwires;
+  /** Writes what background writers still hold (key-use audit trail, tripwire hits): call on shutdown. */
   flush(): Promise<void>;
 }
 
@@ -77,7 +85,24 @@ export function createApp({
     sessionTtlMs: config.SESSION_TTL_HOURS * HOUR_MS,
     refreshTtlMs: config.REFRESH_TTL_DAYS * 24 * HOUR_MS,
   });
-  const session = requireSession(auth);
+  const canaries = new CanariesRepository(mongo.db);
+  const threats = new ThreatsRepository(mongo.db);
+  const tripwires = new Tripwires({
+    canaries,
+    threats,
+    evidence: new EvidenceStore(mongo.db, clock),
+    temporal,
+    clock,
+    log: logger,
+    settings: {
+      stormWindowMs: config.STORM_WINDOW_SECONDS * 1000,
+      gather: { quietMs: config.ALERT_GATHER_MS, maxMs: 30_000 },
+    },
+  });
+  const refused: RefusedCredential = (req, via, candidates) =>
+    tripwires.checkRefused(req, via, candidates);
+  const session = requireSession(auth, refused);
+  const sessionOrKey = requireSessionOrApiKey(auth, refused);
   const evidence = new EvidenceRepository(mongo.db);
   const evidenceService = new EvidenceService(evidence);
   const audit = new AuditTrail(new EvidenceStore(mongo.db, clock), evidence);
@@ -94,13 +119,29 @@ export function createApp({
   app.use(cookieParser());
 
   app.use(healthRoutes({ db: mongo.db, indexes: ALL_INDEXES, temporal }));
-  app.use(apiKeyLayer({ keys, trail, clock }));
+  app.use(foreignCredentialTripwire(refused));
+  app.use(apiKeyLayer({ keys, trail, clock, refused }));
 
-  app.use('/api/auth', authRoutes(auth, config));
+  app.use('/r', urlTripwireRoutes(tripwires, clock));
+  app.use('/api/auth', authRoutes(auth, config, refused));
   app.use('/api/auth', session, apiKeysRoutes(keys));
   app.use('/api/audit', session, auditRoutes(audit, evidenceService));
   app.use('/api/users', session, usersRoutes(users));
-  app.use('/api/settings', requireSessionOrApiKey(auth), settingsRoutes(users, clock));
+  app.use('/api/settings', sessionOrKey, settingsRoutes(users, clock));
+  app.use(
+    '/api/canaries',
+    sessionOrKey,
+    canariesRoutes({
+      canaries,
+      clock,
+      decoys: {
+        publicBaseUrl: config.PUBLIC_BASE_URL,
+        decoyEmailDomain: config.DECOY_EMAIL_DOMAIN,
+      },
+      meterPlant: metered(meter, plans, 'canary_plants'),
+    }),
+  );
+  app.use('/api', threatRoutes(threats, sessionOrKey));
   app.use('/api/diagnostics', session, workerPingRoutes(temporal));
   app.use('/api/verify', publicVerifyRoutes(evidenceService));
   app.use('/audit', evidenceRoutes({ evidence, service: evidenceService, users, clock }));
@@ -121,5 +162,12 @@ export function createApp({
 
   app.use(notFoundHandler);
   app.use(errorHandler);
-  return { app, flush: () => trail.close() };
+  return {
+    app,
+    tripwires,
+    flush: async () => {
+      await tripwires.flush();
+      await trail.close();
+    },
+  };
 }

@@ -48,6 +48,22 @@ const configSchema = z.object({
     z.string().regex(/^\d+:[A-Za-z0-9_-]{20,}$/, 'a Bot API token such as 123456:ABC-…'),
   ),
   TELEGRAM_API_BASE: z.url({ protocol: /^https?$/ }).default('https://api.telegram.org'),
+  /** How clients reach this service: tripwire URLs are made from it. */
+  PUBLIC_BASE_URL: z.url({ protocol: /^https?$/ }).default('http://localhost:8080'),
+  /** Decoy addresses are made in this domain; its MX record should point at this service. */
+  DECOY_EMAIL_DOMAIN: z
+    .string()
+    .regex(/^[a-z0-9-]+(\.[a-z0-9-]+)+$/i, 'a domain name such as decoys.example.com')
+    .default('decoys.localhost'),
+  /** The SMTP listener that receives mail for decoy addresses (0: any free port). */
+  DECOY_SMTP_PORT: z.coerce.number().int().min(0).max(65535).default(2525),
+  /** Hits on one canary from one source within this long form one threat event and one alert. */
+  STORM_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
+  /** A threat alert goes out once no further hit came for this long (at most 30 s after the first). */
+  ALERT_GATHER_MS: z.coerce.number().int().min(0).max(30_000).default(2_000),
+  /** IP reputation for `attacker.abuseScore` (AbuseIPDB); null scores when unset. */
+  ABUSEIPDB_API_KEY: optional(z.string().min(1)),
+  ABUSEIPDB_BASE_URL: z.url({ protocol: /^https?$/ }).default('https://api.abuseipdb.com'),
 });
 
 export type Config = Readonly<z.infer<typeof configSchema>>;

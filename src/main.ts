@@ -1,5 +1,7 @@
 import { once } from 'node:events';
 import { createApp } from './app';
+import { startDecoyMailServer } from './canaries/decoy-mail';
+import { systemClock } from './clock';
 import { loadConfigOrExit } from './config';
 import { ALL_INDEXES } from './db/indexes';
 import { connectMongo, ensureIndexes } from './db/mongo';
@@ -21,13 +23,22 @@ async function main(): Promise<void> {
   const server = api.app.listen(config.PORT, config.HOST);
   await once(server, 'listening');
   logger.info({ address: server.address() }, 'API listening');
+  const mail = await startDecoyMailServer({
+    host: config.HOST,
+    port: config.DECOY_SMTP_PORT,
+    tripwires: api.tripwires,
+    clock: systemClock,
+    log: logger,
+  });
+  logger.info({ port: mail.port, domain: config.DECOY_EMAIL_DOMAIN }, 'decoy mail listening');
 
   const shutdown = (signal: string) => {
     logger.info({ signal }, 'shutting down');
     server.close(() => {
-      void api
-        .flush()
-        .catch((err: unknown) => logger.error({ err }, 'could not write the remaining audit trail'))
+      void mail
+        .close()
+        .then(() => api.flush())
+        .catch((err: unknown) => logger.error({ err }, 'could not write the remaining audit trail and hits'))
         .then(() => Promise.allSettled([mongo.client.close(), temporal.close()]))
         .then(() => process.exit(0));
     });

@@ -1,6 +1,7 @@
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { builtInSettings } from './alerts/built-in-channels';
+import { IpEnricher } from './canaries/enrichment';
 import { loadConfigOrExit } from './config';
 import { connectMongo } from './db/mongo';
 import { createLogger } from './logger';
@@ -23,6 +24,10 @@ async function main(): Promise<void> {
       db: mongo.db,
       allowPrivateTargets: config.ALLOW_PRIVATE_WEBHOOK_TARGETS,
       builtIns: builtInSettings(config),
+      enricher: new IpEnricher({
+        abuseIpdbKey: config.ABUSEIPDB_API_KEY,
+        abuseIpdbBaseUrl: config.ABUSEIPDB_BASE_URL,
+      }),
     }),
   });
   logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker running');

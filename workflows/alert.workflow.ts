@@ -1,14 +1,19 @@
 import {
   ActivityFailure,
   ApplicationFailure,
+  condition,
+  defineSignal,
   proxyActivities,
+  setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import {
+  HITS_SIGNAL,
   DELIVERY_REJECTED,
   UNSAFE_TARGET,
   type AlertInput,
+  type AlertPayloadJson,
   type AlertResult,
   type ChannelResult,
   type DeliveryTarget,
@@ -41,12 +46,45 @@ function failureMessage(err: unknown): { error: string; status?: number } {
   return { error: cause instanceof Error ? cause.message : 'delivery failed' };
 }
 
+export const hitsSignal = defineSignal<[number]>(HITS_SIGNAL);
+
+/**
+ * Storm control: a threat alert waits while hits keep arriving (each batch signals its count), so
+ * one alert reports them all; it goes out once none came for `quietMs`, or after `maxMs`.
+ */
+async function gatherHits(threat: NonNullable<AlertInput['threat']>): Promise<number> {
+  let hits = 0;
+  setHandler(hitsSignal, (count) => {
+    hits += count;
+  });
+  const { quietMs, maxMs } = threat.gather;
+  const started = Date.now();
+  for (;;) {
+    const seen = hits;
+    const left = maxMs - (Date.now() - started);
+    if (left <= 0 || !(await condition(() => hits !== seen, Math.min(quietMs, left)))) break;
+  }
+  return hits;
+}
+
 /**
  * One workflow per alert (`alert-<threatEventId>`, or `channel-test-…` for a channel test): every
  * target channel is delivered to in parallel, and each outcome is recorded once the attempts end.
  */
 export async function alertWorkflow(input: AlertInput): Promise<AlertResult> {
   const { workflowId } = workflowInfo();
+  let payload: AlertPayloadJson;
+  if (input.threat) {
+    const hits = await gatherHits(input.threat);
+    payload = await bookkeeping.prepareThreatAlert({
+      threatEventId: input.threat.threatEventId,
+      hits,
+    });
+  } else if (input.payload) {
+    payload = input.payload;
+  } else {
+    throw ApplicationFailure.nonRetryable('an alert needs a payload or a threat event');
+  }
   const targets = await bookkeeping.listDeliveryTargets(input.accountId, input.channelIds);
 
   const deliver = async (target: DeliveryTarget): Promise<ChannelResult> => {
@@ -62,7 +100,7 @@ export async function alertWorkflow(input: AlertInput): Promise<AlertResult> {
           channelId: target.channelId,
           deliveryId,
           workflowId,
-          payload: input.payload,
+          payload,
         });
         result = { ...base, outcome: 'delivered', status };
       } catch (err) {
@@ -72,8 +110,8 @@ export async function alertWorkflow(input: AlertInput): Promise<AlertResult> {
     await bookkeeping.recordDeliveryOutcome({
       accountId: input.accountId,
       workflowId,
-      event: input.payload.event,
-      threatEventId: input.payload.data.threatEventId,
+      event: payload.event,
+      threatEventId: payload.data.threatEventId,
       result,
     });
     return result;

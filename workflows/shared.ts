@@ -39,11 +39,17 @@ export type AlertPayloadJson = {
 
 export interface AlertInput {
   accountId: string;
-  payload: AlertPayloadJson;
+  /** A ready payload (channel tests); absent for a threat alert, which is prepared from its event. */
+  payload?: AlertPayloadJson;
+  /** Threat alerts: hits are gathered until none came for `quietMs` (at most `maxMs`). */
+  threat?: { threatEventId: string; gather: { quietMs: number; maxMs: number } };
   /** Only these channels (a channel test); otherwise every channel of the account. */
   channelIds?: string[];
   requestId?: string;
 }
+
+/** Signal to a threat alert's workflow: this many more hits joined its event. */
+export const HITS_SIGNAL = 'hits';
 
 export interface DeliveryTarget {
   channelId: string;

@@ -23,7 +23,7 @@ import { createTemporal } from '../../src/temporal/client';
 
 const unbounded = { perMonth: 1e12, perDay: 1e12, burstPerMinute: 1e12 };
 const limits = Object.fromEntries(
-  PLAN_IDS.map((plan) => [plan, { shield_inspections: unbounded }]),
+  PLAN_IDS.map((plan) => [plan, { shield_inspections: unbounded, canary_plants: unbounded }]),
 ) as PlanLimits;
 
 const countsNothing: CounterStore = {

@@ -1,3 +1,4 @@
+import type { RefusedCredential } from '../http/api-key-auth';
 import { Router, type CookieOptions, type Response } from 'express';
 import { z } from 'zod';
 import type { Config } from '../config';
@@ -17,7 +18,11 @@ const loginSchema = z.object({
   password: z.string().min(1).max(256),
 });
 
-export function authRoutes(auth: AuthService, config: Pick<Config, 'COOKIE_SECURE'>): Router {
+export function authRoutes(
+  auth: AuthService,
+  config: Pick<Config, 'COOKIE_SECURE'>,
+  refused: RefusedCredential,
+): Router {
   const router = Router();
   const cookieOptions: CookieOptions = {
     httpOnly: true,
@@ -46,7 +51,15 @@ export function authRoutes(auth: AuthService, config: Pick<Config, 'COOKIE_SECUR
 
   router.post('/login', async (req, res) => {
     const { email, password } = loginSchema.parse(req.body);
-    sendSession(res, await auth.login(email, password));
+    let session: IssuedSession;
+    try {
+      session = await auth.login(email, password);
+    } catch (err) {
+      // A decoy password (or any canary string) tried here fires, whichever email came with it.
+      if (err instanceof AppError && err.status === 401) await refused(req, 'password', [password]);
+      throw err;
+    }
+    sendSession(res, session);
   });
 
   router.post('/refresh', async (req, res) => {

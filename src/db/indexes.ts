@@ -4,6 +4,12 @@ import { apiKeysIndexes, keySlotsIndexes } from '../keys/api-keys.repository';
 import { evidenceIndexes } from '../evidence/evidence.repository';
 import { channelsIndexes } from '../alerts/channels.repository';
 import { deliveriesIndexes } from '../alerts/deliveries.repository';
+import { canariesIndexes, canaryTokensIndexes } from '../canaries/canaries.repository';
+import {
+  threatEventsIndexes,
+  threatHitsIndexes,
+  threatStormsIndexes,
+} from '../canaries/threats.repository';
 import type { CollectionIndexes } from './mongo';
 
 /** Every index the service relies on; created at start, checked by /readyz. */
@@ -15,4 +21,9 @@ export const ALL_INDEXES: readonly CollectionIndexes[] = [
   evidenceIndexes,
   channelsIndexes,
   deliveriesIndexes,
+  canariesIndexes,
+  canaryTokensIndexes,
+  threatEventsIndexes,
+  threatHitsIndexes,
+  threatStormsIndexes,
 ];

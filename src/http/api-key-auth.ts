@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import type { AuditTrailWriter } from '../audit/audit-trail.writer';
 import type { Clock } from '../clock';
 import type { ApiKeysService } from '../keys/api-keys.service';
@@ -7,10 +7,18 @@ import { AppError } from './errors';
 import { requestIdOf } from './request-id';
 import './caller';
 
+/** Told about every refused credential (canary tripwires); awaited before the refusal. */
+export type RefusedCredential = (
+  req: Request,
+  via: 'api_key' | 'bearer_token' | 'password' | 'basic_auth' | 'aws_signature',
+  candidates: (string | undefined)[],
+) => Promise<void>;
+
 interface ApiKeyLayerDeps {
   keys: ApiKeysService;
   trail: AuditTrailWriter;
   clock: Clock;
+  refused: RefusedCredential;
 }
 
 /**
@@ -18,12 +26,15 @@ interface ApiKeyLayerDeps {
  * request in the account's audit trail once answered, and refuse it with 403 when the key lacks the
  * scope the spec's table requires for this path and method. Requests without the header pass on.
  */
-export function apiKeyLayer({ keys, trail, clock }: ApiKeyLayerDeps): RequestHandler {
+export function apiKeyLayer({ keys, trail, clock, refused }: ApiKeyLayerDeps): RequestHandler {
   return async (req, res, next) => {
     const value = req.get('x-api-key');
     if (value === undefined) return next();
     const principal = await keys.authenticate(value);
-    if (!principal) throw new AppError(401, 'Invalid or revoked API key');
+    if (!principal) {
+      await refused(req, 'api_key', [value]);
+      throw new AppError(401, 'Invalid or revoked API key');
+    }
     res.locals.apiKey = principal;
     req.log = req.log.child({ accountId: principal.accountId, keyId: principal.keyId });
 

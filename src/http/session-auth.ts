@@ -1,5 +1,6 @@
 import type { RequestHandler, Response } from 'express';
 import type { AuthService, SessionPrincipal } from '../accounts/auth.service';
+import type { RefusedCredential } from './api-key-auth';
 import './caller';
 import { AppError } from './errors';
 
@@ -10,7 +11,7 @@ export function bearerToken(header: string | undefined): string | undefined {
 }
 
 /** Console routes: a session token is required and an API key is never accepted in its place. */
-export function requireSession(auth: AuthService): RequestHandler {
+export function requireSession(auth: AuthService, refused: RefusedCredential): RequestHandler {
   return async (req, res, next) => {
     const header = req.get('authorization');
     if (!header) {
@@ -19,7 +20,10 @@ export function requireSession(auth: AuthService): RequestHandler {
     }
     const token = bearerToken(header);
     const principal = token && (await auth.authenticate(token));
-    if (!principal) throw new AppError(401, 'Invalid or expired session token');
+    if (!principal) {
+      await refused(req, 'bearer_token', [token]);
+      throw new AppError(401, 'Invalid or expired session token');
+    }
     res.locals.session = principal;
     req.log = req.log.child({ userId: principal.userId });
     next();
@@ -33,7 +37,10 @@ export function sessionOf(res: Response): SessionPrincipal {
 }
 
 /** Account routes open to both: an API key the key layer already checked, or a session token. */
-export function requireSessionOrApiKey(auth: AuthService): RequestHandler {
-  const session = requireSession(auth);
+export function requireSessionOrApiKey(
+  auth: AuthService,
+  refused: RefusedCredential,
+): RequestHandler {
+  const session = requireSession(auth, refused);
   return (req, res, next) => (res.locals.apiKey ? next() : session(req, res, next));
 }

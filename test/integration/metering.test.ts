@@ -9,9 +9,9 @@ const MINUTE = 60_000;
 /** Every plan gets the same limits for the shield, so tests can shape them. */
 function limits(shield: ActionLimits): PlanLimits {
   return {
-    free: { shield_inspections: shield },
-    pro: { shield_inspections: shield },
-    enterprise: { shield_inspections: shield },
+    free: { ...PLAN_LIMITS.free, shield_inspections: shield },
+    pro: { ...PLAN_LIMITS.pro, shield_inspections: shield },
+    enterprise: { ...PLAN_LIMITS.enterprise, shield_inspections: shield },
   };
 }
 

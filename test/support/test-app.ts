@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Express } from 'express';
 import pino from 'pino';
 import { createApp } from '../../src/app';
+import type { Tripwires } from '../../src/canaries/tripwires';
 import type { Clock } from '../../src/clock';
 import { loadConfig, type Config } from '../../src/config';
 import { ALL_INDEXES } from '../../src/db/indexes';
@@ -15,6 +16,7 @@ export interface TestApp {
   config: Config;
   mongo: Database;
   temporal: Temporal;
+  tripwires: Tripwires;
   close(): Promise<void>;
 }
 
@@ -46,7 +48,7 @@ export async function createTestApp(
   const mongo = await connectMongo(config.MONGODB_URI, config.MONGODB_DB);
   await ensureIndexes(mongo.db, ALL_INDEXES);
   const temporal = createTemporal(config);
-  const { app, flush } = createApp({
+  const { app, flush, tripwires } = createApp({
     config,
     logger: testLogger(config),
     mongo,
@@ -60,6 +62,7 @@ export async function createTestApp(
     config,
     mongo,
     temporal,
+    tripwires,
     async close() {
       await flush();
       await mongo.db.dropDatabase();

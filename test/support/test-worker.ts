@@ -9,6 +9,7 @@ import {
 import type { Db } from 'mongodb';
 import { createActivities } from '../../activities';
 import type { BuiltInSettings } from '../../src/alerts/built-in-channels';
+import { IpEnricher } from '../../src/canaries/enrichment';
 
 /** No built-in channel configured, as on a fresh deployment. */
 const NO_BUILT_INS: BuiltInSettings = {
@@ -53,6 +54,7 @@ export async function startTestWorker(
       db,
       allowPrivateTargets: true,
       builtIns: { ...NO_BUILT_INS, ...builtIns },
+      enricher: new IpEnricher(),
     }),
   });
   const running = worker.run();

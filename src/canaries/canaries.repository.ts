@@ -1,0 +1,94 @@
+import type { Collection, Db } from 'mongodb';
+import type { CollectionIndexes } from '../db/mongo';
+import { newId } from '../ids';
+import { tokenDigest, type CanaryKind, type Decoy } from './decoys';
+
+export interface Canary {
+  id: string;
+  accountId: string;
+  kind: CanaryKind;
+  memo: string;
+  /** Where it was planted; null when the owner did not say (then learned from the firing request). */
+  platform: string | null;
+  /** The decoy itself: not a secret (it unlocks nothing), shown so the owner can plant it. */
+  value: string;
+  secret: string | null;
+  tokenDigests: string[];
+  createdAt: Date;
+  retiredAt: Date | null;
+}
+
+type CanaryDoc = Omit<Canary, 'id'> & { _id: string };
+
+/** Token digest → canary, read by `_id` on every rejected credential (one indexed point read). */
+interface TokenDoc {
+  _id: string;
+  canaryId: string;
+}
+
+export const canariesIndexes: CollectionIndexes = {
+  collection: 'canaries',
+  indexes: [{ key: { accountId: 1, createdAt: -1 }, name: 'account_newest_first' }],
+};
+export const canaryTokensIndexes: CollectionIndexes = { collection: 'canary_tokens', indexes: [] };
+
+const toCanary = ({ _id, ...rest }: CanaryDoc): Canary => ({ id: _id, ...rest });
+
+export class CanariesRepository {
+  private readonly canaries: Collection<CanaryDoc>;
+  private readonly tokens: Collection<TokenDoc>;
+
+  constructor(db: Db) {
+    this.canaries = db.collection<CanaryDoc>(canariesIndexes.collection);
+    this.tokens = db.collection<TokenDoc>(canaryTokensIndexes.collection);
+  }
+
+  /** The canary first, then its tokens: a token never points at a canary that is not stored. */
+  async plant(
+    fields: Pick<Canary, 'accountId' | 'kind' | 'memo' | 'platform'>,
+    decoy: Decoy,
+    now: Date,
+  ): Promise<Canary> {
+    const doc: CanaryDoc = {
+      _id: newId('cnr'),
+      ...fields,
+      value: decoy.value,
+      secret: decoy.secret ?? null,
+      tokenDigests: decoy.tokens.map(tokenDigest),
+      createdAt: now,
+      retiredAt: null,
+    };
+    await this.canaries.insertOne(doc);
+    await this.tokens.insertMany(doc.tokenDigests.map((_id) => ({ _id, canaryId: doc._id })));
+    return toCanary(doc);
+  }
+
+  async list(accountId: string, includeRetired: boolean): Promise<Canary[]> {
+    const filter = includeRetired ? { accountId } : { accountId, retiredAt: null };
+    const docs = await this.canaries.find(filter).sort({ createdAt: -1 }).toArray();
+    return docs.map(toCanary);
+  }
+
+  async findById(canaryId: string): Promise<Canary | null> {
+    const doc = await this.canaries.findOne({ _id: canaryId });
+    return doc && toCanary(doc);
+  }
+
+  /**
+   * The canary one of these strings belongs to, if any: one point read each, and nothing more,
+   * so a rejected credential costs the same whether or not it is a canary.
+   */
+  async canaryIdForToken(candidates: string[]): Promise<string | null> {
+    const found = await Promise.all(
+      candidates.map((c) => this.tokens.findOne({ _id: tokenDigest(c) })),
+    );
+    return found.find((t) => t !== null)?.canaryId ?? null;
+  }
+
+  /** Retiring removes the tokens first, so a retired canary can no longer fire. */
+  async retire(canary: Canary, now: Date): Promise<Canary> {
+    await this.tokens.deleteMany({ _id: { $in: canary.tokenDigests } });
+    await this.canaries.updateOne({ _id: canary.id }, { $set: { retiredAt: now } });
+    return { ...canary, retiredAt: canary.retiredAt ?? now };
+  }
+}

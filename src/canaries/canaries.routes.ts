@@ -1,0 +1,101 @@
+import { Router, type RequestHandler, type Response } from 'express';
+import { z } from 'zod';
+import type { Clock } from '../clock';
+import { callerAccountId } from '../http/caller';
+import { AppError } from '../http/errors';
+import { validateBody } from '../http/validate';
+import type { CanariesRepository, Canary } from './canaries.repository';
+import { CANARY_KINDS, makeDecoy, type CanaryKind, type DecoySettings } from './decoys';
+
+const plantSchema = z
+  .object({
+    kind: z.enum(CANARY_KINDS),
+    memo: z.string().trim().max(500).default(''),
+    platform: z.string().trim().min(1).max(100).optional(),
+  })
+  .strict();
+
+const HOW_TO_USE: Record<CanaryKind, string> = {
+  api_key:
+    'Store it where a real key would live (an .env file, CI secrets, a config repository). It fires when sent to this service as X-API-Key, a bearer token or a password.',
+  aws_access_key:
+    'Put the pair where cloud credentials live (~/.aws/credentials, AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY). It fires when either half is presented to this service: as a key, a password, or in an AWS Signature V4 Authorization header.',
+  database_url:
+    'Leave it in a config file or secret store next to real connection strings. It fires when its password is presented to this service.',
+  url: 'Put the link where only an intruder would follow it (an internal wiki, a bookmarks file, a document). It fires when fetched; the fetcher sees an ordinary page.',
+  email:
+    'Plant the address where harvesters look. Mail to it fires; the delivering server is recorded as the mail server (the sender’s provider, not the attacker).',
+};
+
+function describe(canary: Canary, now: Date) {
+  return {
+    canary_id: canary.id,
+    kind: canary.kind,
+    memo: canary.memo,
+    platform: canary.platform,
+    value: canary.value,
+    ...(canary.secret && { secret: canary.secret }),
+    how_to_use: HOW_TO_USE[canary.kind],
+    created_at: canary.createdAt.toISOString(),
+    age_days: Math.floor((now.getTime() - canary.createdAt.getTime()) / 86_400_000),
+    retired_at: canary.retiredAt?.toISOString() ?? null,
+  };
+}
+
+interface CanaryRoutesDeps {
+  canaries: CanariesRepository;
+  decoys: DecoySettings;
+  clock: Clock;
+  /** Planting is a metered new action; firing and alerting never are. */
+  meterPlant: RequestHandler;
+}
+
+/** `/api/canaries` (session, or an API key with `canaries:read`): plant, list, get, retire. */
+export function canariesRoutes({ canaries, decoys, clock, meterPlant }: CanaryRoutesDeps): Router {
+  const router = Router();
+
+  const owned = async (res: Response, canaryId: string) => {
+    const canary = await canaries.findById(canaryId);
+    if (!canary) throw new AppError(404, `No canary ${canaryId}`);
+    if (canary.accountId !== callerAccountId(res)) {
+      throw new AppError(403, `Canary ${canaryId} belongs to another account`);
+    }
+    return canary;
+  };
+
+  router.post('/', validateBody(plantSchema), meterPlant, async (req, res) => {
+    const body = req.body as z.infer<typeof plantSchema>;
+    const now = clock();
+    const canary = await canaries.plant(
+      {
+        accountId: callerAccountId(res),
+        kind: body.kind,
+        memo: body.memo,
+        platform: body.platform ?? null,
+      },
+      makeDecoy(body.kind, decoys),
+      now,
+    );
+    res.status(201).json(describe(canary, now));
+  });
+
+  router.get('/', async (req, res) => {
+    const includeRetired = req.query.include_retired === 'true';
+    const list = await canaries.list(callerAccountId(res), includeRetired);
+    const now = clock();
+    res.json({ canaries: list.map((c) => describe(c, now)) });
+  });
+
+  router.get('/:canary_id', async (req, res) => {
+    res.json(describe(await owned(res, req.params.canary_id), clock()));
+  });
+
+  /** Retires: the canary stops firing at once; its record and its threat events stay. */
+  router.delete('/:canary_id', async (req, res) => {
+    const canary = await owned(res, req.params.canary_id);
+    const now = clock();
+    res.json(describe(await canaries.retire(canary, now), now));
+  });
+
+  return router;
+}

@@ -1,0 +1,161 @@
+import type { Collection, Db, Filter } from 'mongodb';
+import type { CollectionIndexes } from '../db/mongo';
+import type { AlertPayload } from '../alerts/payload';
+import type { CanaryKind } from './decoys';
+
+/** How a canary was presented. */
+export const HIT_VIAS = [
+  'api_key',
+  'bearer_token',
+  'password',
+  'login_email',
+  'basic_auth',
+  'aws_signature',
+  'url',
+  'email',
+] as const;
+export type HitVia = (typeof HIT_VIAS)[number];
+
+export interface HitSource {
+  /** The client address; empty for a decoy email (the connecting server is not the attacker). */
+  ip: string;
+  userAgent: string;
+  via: HitVia;
+  /** Decoy email only: the server that delivered the mail, and what it said about itself. */
+  mailServer: { ip: string; helo: string; mailFrom: string } | null;
+}
+
+/** One alert's worth of hits: the first hit from a source, and the ones in its storm window. */
+export interface ThreatEvent {
+  id: string;
+  accountId: string;
+  canaryId: string;
+  canaryKind: CanaryKind;
+  platform: string;
+  source: HitSource;
+  firstHitAt: Date;
+  lastHitAt: Date;
+  hitCount: number;
+  /** Set when the alert is prepared: enrichment, risk and the payload that was sent. */
+  alert: AlertPayload | null;
+}
+
+/** Every single hit, each also a sealed evidence record (`evidence.log_id`). */
+export interface ThreatHit {
+  id: string;
+  accountId: string;
+  canaryId: string;
+  threatEventId: string;
+  at: Date;
+  source: HitSource;
+  requestId: string | null;
+  evidence: { logId: string; seq: number; contentHash: string };
+}
+
+type EventDoc = Omit<ThreatEvent, 'id'> & { _id: string };
+type HitDoc = Omit<ThreatHit, 'id'> & { _id: string };
+/** Per canary and source: which threat event new hits join until the window closes. */
+interface StormDoc {
+  _id: string;
+  threatEventId: string;
+  closesAt: Date;
+}
+
+export const threatEventsIndexes: CollectionIndexes = {
+  collection: 'threat_events',
+  indexes: [{ key: { accountId: 1, firstHitAt: -1 }, name: 'account_newest_first' }],
+};
+export const threatHitsIndexes: CollectionIndexes = {
+  collection: 'threat_hits',
+  indexes: [{ key: { accountId: 1, at: -1 }, name: 'account_newest_first' }],
+};
+export const threatStormsIndexes: CollectionIndexes = { collection: 'threat_storms', indexes: [] };
+
+export interface Page {
+  canaryId?: string;
+  since?: Date;
+  until?: Date;
+  /** Continue after this item (the previous page's last): ties in time are broken by id. */
+  after?: { at: Date; id: string };
+  limit: number;
+}
+
+export class ThreatsRepository {
+  private readonly events: Collection<EventDoc>;
+  private readonly hits: Collection<HitDoc>;
+  private readonly storms: Collection<StormDoc>;
+
+  constructor(db: Db) {
+    this.events = db.collection<EventDoc>(threatEventsIndexes.collection);
+    this.hits = db.collection<HitDoc>(threatHitsIndexes.collection);
+    this.storms = db.collection<StormDoc>(threatStormsIndexes.collection);
+  }
+
+  /** The open threat event for this storm key, if its window has not closed. */
+  async openStorm(stormKey: string, now: Date): Promise<string | null> {
+    const storm = await this.storms.findOne({ _id: stormKey });
+    return storm && storm.closesAt > now ? storm.threatEventId : null;
+  }
+
+  async openEvent(event: ThreatEvent, stormKey: string, closesAt: Date): Promise<void> {
+    const { id, ...rest } = event;
+    await this.events.insertOne({ _id: id, ...rest });
+    await this.storms.updateOne(
+      { _id: stormKey },
+      { $set: { threatEventId: id, closesAt } },
+      { upsert: true },
+    );
+  }
+
+  async addHits(threatEventId: string, hits: ThreatHit[]): Promise<void> {
+    await this.hits.insertMany(hits.map(({ id, ...rest }) => ({ _id: id, ...rest })));
+    await this.events.updateOne(
+      { _id: threatEventId },
+      { $inc: { hitCount: hits.length }, $max: { lastHitAt: hits.at(-1)!.at } },
+    );
+  }
+
+  async findEvent(threatEventId: string): Promise<ThreatEvent | null> {
+    const doc = await this.events.findOne({ _id: threatEventId });
+    return doc && { ...doc, id: doc._id };
+  }
+
+  async recordAlert(threatEventId: string, alert: AlertPayload): Promise<void> {
+    await this.events.updateOne({ _id: threatEventId }, { $set: { alert } });
+  }
+
+  async listEvents(accountId: string, page: Page): Promise<ThreatEvent[]> {
+    const docs = await this.events
+      .find(pageFilter<EventDoc>(accountId, page, 'firstHitAt'))
+      .sort({ firstHitAt: -1, _id: -1 })
+      .limit(page.limit)
+      .toArray();
+    return docs.map(({ _id, ...rest }) => ({ id: _id, ...rest }));
+  }
+
+  async listHits(accountId: string, page: Page): Promise<ThreatHit[]> {
+    const docs = await this.hits
+      .find(pageFilter<HitDoc>(accountId, page, 'at'))
+      .sort({ at: -1, _id: -1 })
+      .limit(page.limit)
+      .toArray();
+    return docs.map(({ _id, ...rest }) => ({ id: _id, ...rest }));
+  }
+}
+
+/** Newest first, optionally from one canary, within [since, until), after a cursor. */
+function pageFilter<T>(accountId: string, page: Page, field: string): Filter<T> {
+  const range = {
+    ...(page.since && { $gte: page.since }),
+    ...(page.until && { $lt: page.until }),
+  };
+  const { after } = page;
+  return {
+    accountId,
+    ...(page.canaryId && { canaryId: page.canaryId }),
+    ...(Object.keys(range).length && { [field]: range }),
+    ...(after && {
+      $or: [{ [field]: { $lt: after.at } }, { [field]: after.at, _id: { $lt: after.id } }],
+    }),
+  } as Filter<T>;
+}

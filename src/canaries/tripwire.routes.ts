@@ -1,0 +1,50 @@
+import { Router, type RequestHandler } from 'express';
+import type { Clock } from '../clock';
+import type { RefusedCredential } from '../http/api-key-auth';
+import { requestIdOf } from '../http/request-id';
+import { urlToken } from './decoys';
+import type { Tripwires } from './tripwires';
+
+/** What every `/r/<token>` answers, tripwire or not: an ordinary page that gives nothing away. */
+const ORDINARY_PAGE =
+  '<!doctype html><html><head><meta charset="utf-8"><title>Document</title></head><body></body></html>';
+
+/** `GET /r/<token>`: the URL tripwires. Unknown tokens get the same page in the same time. */
+export function urlTripwireRoutes(tripwires: Tripwires, clock: Clock): Router {
+  const router = Router();
+  router.get('/:token', async (req, res) => {
+    const canaryId = await tripwires.canaryFor([urlToken(req.params.token)]);
+    if (canaryId) {
+      tripwires.report({
+        canaryId,
+        at: clock(),
+        source: {
+          ip: req.ip ?? '',
+          userAgent: req.get('user-agent') ?? '',
+          via: 'url',
+          mailServer: null,
+        },
+        requestId: requestIdOf(req),
+      });
+    }
+    res.set('Cache-Control', 'no-store').type('html').send(ORDINARY_PAGE);
+  });
+  return router;
+}
+
+/**
+ * Authorization schemes this service never accepts (Basic, AWS Signature V4) can still carry a
+ * planted credential: check them, then pass on, so the route refuses exactly as it would anyway.
+ */
+export function foreignCredentialTripwire(refused: RefusedCredential): RequestHandler {
+  return async (req, _res, next) => {
+    const header = req.get('authorization') ?? '';
+    if (header.startsWith('Basic ')) {
+      const [user, ...password] = Buffer.from(header.slice(6), 'base64').toString().split(':');
+      await refused(req, 'basic_auth', [user, password.join(':')]);
+    } else if (header.startsWith('AWS4-HMAC-SHA256 ')) {
+      await refused(req, 'aws_signature', [/Credential=([A-Z0-9]{16,128})\//.exec(header)?.[1]]);
+    }
+    next();
+  };
+}

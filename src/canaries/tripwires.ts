@@ -1,0 +1,174 @@
+import type { Request } from 'express';
+import type { Clock } from '../clock';
+import { requestIdOf } from '../http/request-id';
+import type { EvidenceStore } from '../evidence/evidence.store';
+import { newId } from '../ids';
+import { KeyedBatches } from '../keyed-batches';
+import type { Logger } from '../logger';
+import type { Temporal } from '../temporal/client';
+import { signalThreatAlert } from '../alerts/alert-workflows';
+import type { CanariesRepository, Canary } from './canaries.repository';
+import type { HitSource, HitVia, ThreatHit, ThreatsRepository } from './threats.repository';
+
+export const THREAT_HIT_KIND = 'threat.hit';
+
+export interface HitReport {
+  canaryId: string;
+  at: Date;
+  source: HitSource;
+  requestId: string | null;
+}
+
+export interface TripwireSettings {
+  /** Hits on one canary from one source within this window join one threat event and one alert. */
+  stormWindowMs: number;
+  /** How long an alert waits for more hits of its storm, and at most. */
+  gather: { quietMs: number; maxMs: number };
+}
+
+interface TripwireDeps {
+  canaries: CanariesRepository;
+  threats: ThreatsRepository;
+  evidence: EvidenceStore;
+  temporal: Temporal;
+  clock: Clock;
+  log: Logger;
+  settings: TripwireSettings;
+}
+
+/** What a client with no user agent is called; browsers by their family rather than "Mozilla". */
+export function platformOf(userAgent: string): string {
+  if (!userAgent) return 'unknown client';
+  if (userAgent.startsWith('Mozilla/')) return 'web browser';
+  return userAgent.split(/[/\s]/)[0]!.slice(0, 60);
+}
+
+/**
+ * Where canaries fire. Callers look a presented string up with `canaryFor` (awaited: it costs the
+ * same point read whether or not the string is a canary, so the attacker's answer neither differs
+ * nor takes longer), then `report` the hit, which is recorded off the request path: hits of one
+ * canary and source are group-committed (evidence, hit log, event count, one signal per batch).
+ */
+export class Tripwires {
+  private readonly batches: KeyedBatches<HitReport & { canary: Canary }, void>;
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(private readonly deps: TripwireDeps) {
+    this.batches = new KeyedBatches((stormKey, hits) => this.record(stormKey, hits));
+  }
+
+  canaryFor(candidates: (string | undefined)[]): Promise<string | null> {
+    const present = candidates.filter((c): c is string => !!c && c.length <= 2048);
+    return present.length ? this.deps.canaries.canaryIdForToken(present) : Promise.resolve(null);
+  }
+
+  /**
+   * For every credential the service refuses: if one of the presented strings is a canary, the
+   * hit is reported. Awaited by the refusing code, so refusals cost the same either way.
+   */
+  async checkRefused(req: Request, via: HitVia, candidates: (string | undefined)[]): Promise<void> {
+    const canaryId = await this.canaryFor(candidates);
+    if (!canaryId) return;
+    this.report({
+      canaryId,
+      at: this.deps.clock(),
+      source: { ip: req.ip ?? '', userAgent: req.get('user-agent') ?? '', via, mailServer: null },
+      requestId: requestIdOf(req),
+    });
+  }
+
+  /** Records the hit in the background; failures are logged with the whole hit, never dropped silently. */
+  report(hit: HitReport): void {
+    const task = this.recordHit(hit).catch((err: unknown) => {
+      this.deps.log.error({ err, hit }, 'tripwire hit could not be recorded');
+    });
+    this.inFlight.add(task);
+    void task.finally(() => this.inFlight.delete(task));
+  }
+
+  /** Waits for hits still being recorded (shutdown, tests). */
+  async flush(): Promise<void> {
+    while (this.inFlight.size) await Promise.all([...this.inFlight]);
+  }
+
+  private async recordHit(hit: HitReport): Promise<void> {
+    const canary = await this.deps.canaries.findById(hit.canaryId);
+    if (!canary || canary.retiredAt) return;
+    const source = hit.source.mailServer?.ip ?? hit.source.ip;
+    await this.batches.submit(`${canary.id}|${source}`, { ...hit, canary });
+  }
+
+  private async record(
+    stormKey: string,
+    hits: (HitReport & { canary: Canary })[],
+  ): Promise<void[]> {
+    const { threats, evidence, temporal, clock, settings } = this.deps;
+    const [first] = hits as [HitReport & { canary: Canary }];
+    const { canary } = first;
+    const now = clock();
+    let threatEventId = await threats.openStorm(stormKey, now);
+    if (!threatEventId) {
+      threatEventId = newId('thr');
+      await threats.openEvent(
+        {
+          id: threatEventId,
+          accountId: canary.accountId,
+          canaryId: canary.id,
+          canaryKind: canary.kind,
+          platform:
+            canary.platform ??
+            (canary.kind === 'email' ? 'email' : platformOf(first.source.userAgent)),
+          source: first.source,
+          firstHitAt: first.at,
+          lastHitAt: first.at,
+          hitCount: 0,
+          alert: null,
+        },
+        stormKey,
+        new Date(now.getTime() + settings.stormWindowMs),
+      );
+    }
+    const records = await evidence.appendMany(
+      canary.accountId,
+      hits.map((h) => ({
+        kind: THREAT_HIT_KIND,
+        data: {
+          threat_event_id: threatEventId,
+          canary_id: canary.id,
+          canary_kind: canary.kind,
+          at: h.at.toISOString(),
+          via: h.source.via,
+          ip: h.source.ip,
+          user_agent: h.source.userAgent,
+          mail_server: h.source.mailServer,
+          request_id: h.requestId,
+        },
+      })),
+    );
+    const logged: ThreatHit[] = hits.map((h, i) => ({
+      id: newId('hit'),
+      accountId: canary.accountId,
+      canaryId: canary.id,
+      threatEventId,
+      at: h.at,
+      source: h.source,
+      requestId: h.requestId,
+      evidence: {
+        logId: records[i]!.id,
+        seq: records[i]!.seq,
+        contentHash: records[i]!.contentHash!,
+      },
+    }));
+    await threats.addHits(threatEventId, logged);
+    await signalThreatAlert(
+      temporal,
+      {
+        accountId: canary.accountId,
+        threat: { threatEventId, gather: settings.gather },
+        requestId: first.requestId ?? undefined,
+      },
+      hits.length,
+    );
+    return hits.map(() => undefined);
+  }
+}

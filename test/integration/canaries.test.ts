@@ -1,0 +1,307 @@
+import nodemailer from 'nodemailer';
+import request from 'supertest';
+import { alertPayloadSchema, type AlertPayload } from '../../src/alerts/payload';
+import { verifyWebhookSignature } from '../../src/alerts/webhook-signature';
+import { startDecoyMailServer, type DecoyMailServer } from '../../src/canaries/decoy-mail';
+import { generateApiKey } from '../../src/keys/api-key-format';
+import { createKey, signUpAndLogIn, type SignedIn } from '../support/accounts';
+import { Receiver } from '../support/receiver';
+import { createTestApp, testConfig, testLogger, type TestApp } from '../support/test-app';
+import { startTestWorker } from '../support/test-worker';
+
+const SECRET = 'canary-test-webhook-secret';
+const ATTACKER = '8.8.8.8';
+
+let t: TestApp;
+let worker: { stop(): Promise<void> };
+let receiver: Receiver;
+let mail: DecoyMailServer;
+
+beforeAll(async () => {
+  t = await createTestApp({
+    config: testConfig({
+      TRUST_PROXY: 'true',
+      ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true',
+      ALERT_GATHER_MS: '1000',
+      PUBLIC_BASE_URL: 'https://tripwire.example.com',
+      DECOY_EMAIL_DOMAIN: 'decoys.example.com',
+    }),
+  });
+  worker = await startTestWorker(t.mongo.db, t.config.TEMPORAL_TASK_QUEUE);
+  receiver = await Receiver.start();
+  mail = await startDecoyMailServer({
+    host: '127.0.0.1',
+    port: 0,
+    tripwires: t.tripwires,
+    clock: () => new Date(),
+    log: testLogger(t.config),
+  });
+});
+afterAll(async () => {
+  await mail.close();
+  await worker.stop();
+  await receiver.stop();
+  await t.close();
+});
+
+const as = (who: SignedIn) => ({ Authorization: `Bearer ${who.token}` });
+
+/** A fresh account whose alerts go to its own receiver path through a signed webhook. */
+async function account() {
+  const who = await signUpAndLogIn(t.app);
+  const path = `/alerts/${who.userId}`;
+  const res = await request(t.app)
+    .post('/api/alert-channels')
+    .set(as(who))
+    .send({ kind: 'webhook', name: 'hook', url: receiver.url(path), secret: SECRET });
+  expect(res.status).toBe(201);
+  return { who, path };
+}
+
+async function plant(who: SignedIn, kind: string, extra: object = {}) {
+  const res = await request(t.app)
+    .post('/api/canaries')
+    .set(as(who))
+    .send({ kind, memo: `${kind} in the test`, ...extra });
+  if (res.status !== 201) throw new Error(`plant: ${res.status} ${res.text}`);
+  return res.body as { canary_id: string; value: string; secret?: string };
+}
+
+/** The verified alerts at a receiver path, waiting until `count` have arrived. */
+async function alertsAt(path: string, count = 1, timeoutMs = 30_000): Promise<AlertPayload[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const hits = receiver.hitsOn(path);
+    if (hits.length >= count || Date.now() > deadline) {
+      return hits.map((h) => {
+        const check = verifyWebhookSignature(SECRET, {
+          rawBody: h.rawBody,
+          timestamp: h.headers['x-service-timestamp'] as string,
+          signature: h.headers['x-service-signature'] as string,
+        });
+        expect(check).toEqual({ ok: true });
+        return alertPayloadSchema.parse(JSON.parse(h.rawBody.toString()));
+      });
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('a decoy API key presented to the API', () => {
+  it('when used, then the caller gets the invalid-key answer and a signed, enriched alert goes out', async () => {
+    const { who, path } = await account();
+    const canary = await plant(who, 'api_key', { platform: 'GitHub Actions' });
+    expect(canary.value).toMatch(/^svc_[a-z0-9]{12}_[A-Za-z0-9_-]{43}$/);
+
+    const decoy = await request(t.app)
+      .get('/api/canaries')
+      .set('X-API-Key', canary.value)
+      .set('X-Forwarded-For', ATTACKER)
+      .set('User-Agent', 'python-requests/2.31');
+    const invalid = await request(t.app)
+      .get('/api/canaries')
+      .set('X-API-Key', generateApiKey().value);
+    expect(decoy.status).toBe(401);
+    expect(decoy.body).toEqual(invalid.body);
+
+    const [alert] = await alertsAt(path);
+    expect(alert).toMatchObject({
+      event: 'canary.tripwire_triggered',
+      data: {
+        canaryId: canary.canary_id,
+        platform: 'GitHub Actions',
+        canaryAgeDays: 0,
+        attacker: { ip: ATTACKER, country: 'US' },
+        threatEventId: expect.stringMatching(/^thr_/),
+      },
+    });
+    expect(alert!.data.mailServer).toBeUndefined();
+    expect(alert!.data.riskScore).toBeGreaterThanOrEqual(50);
+
+    const events = (await request(t.app).get('/api/threat-events').set(as(who))).body;
+    expect(events.threat_events).toMatchObject([
+      {
+        threat_event_id: alert!.data.threatEventId,
+        hit_count: 1,
+        source: { ip: ATTACKER, via: 'api_key', userAgent: 'python-requests/2.31' },
+        alert: { risk_score: alert!.data.riskScore, attacker: { ip: ATTACKER } },
+      },
+    ]);
+    const log = (await request(t.app).get('/api/threat-log').set(as(who))).body;
+    const [hit] = log.hits as { evidence: { content_hash: string } }[];
+    const sealed = await request(t.app).get(`/api/verify/${hit!.evidence.content_hash}`);
+    expect(sealed.body).toMatchObject({ exists: true, intact: true });
+  });
+
+  it('when a decoy database password is tried at login, then it fires too', async () => {
+    const { who, path } = await account();
+    const canary = await plant(who, 'database_url');
+    const password = new URL(canary.value).password;
+    const res = await request(t.app)
+      .post('/api/auth/login')
+      .send({ email: 'admin@example.com', password });
+    expect(res.status).toBe(401);
+    const [alert] = await alertsAt(path);
+    expect(alert!.data.canaryId).toBe(canary.canary_id);
+  });
+
+  it('when a decoy cloud key signs a request, then it fires and the route answers as usual', async () => {
+    const { who, path } = await account();
+    const canary = await plant(who, 'aws_access_key');
+    expect(canary.value).toMatch(/^AKIA[A-Z2-7]{16}$/);
+    const res = await request(t.app)
+      .get('/api/users/me')
+      .set(
+        'Authorization',
+        `AWS4-HMAC-SHA256 Credential=${canary.value}/20261121/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=00`,
+      );
+    expect(res.status).toBe(401);
+    const [alert] = await alertsAt(path);
+    expect(alert!.data.canaryId).toBe(canary.canary_id);
+  });
+});
+
+describe('a URL tripwire', () => {
+  it('when fetched, then the fetcher sees the same page as for any path, and an alert goes out', async () => {
+    const { who, path } = await account();
+    const canary = await plant(who, 'url');
+    const url = new URL(canary.value);
+    expect(url.origin).toBe('https://tripwire.example.com');
+    const fired = await request(t.app).get(url.pathname).set('X-Forwarded-For', ATTACKER);
+    const other = await request(t.app).get('/r/not-a-tripwire');
+    expect(fired.status).toBe(200);
+    expect(fired.text).toBe(other.text);
+    const [alert] = await alertsAt(path);
+    expect(alert!.data).toMatchObject({ canaryId: canary.canary_id, attacker: { ip: ATTACKER } });
+  });
+});
+
+describe('a decoy email address', () => {
+  const transport = () =>
+    nodemailer.createTransport({ host: '127.0.0.1', port: mail.port, secure: false });
+
+  it('when mail arrives for it, then the alert names the mail server and leaves attacker.ip empty', async () => {
+    const { who, path } = await account();
+    const canary = await plant(who, 'email');
+    expect(canary.value).toMatch(/@decoys\.example\.com$/);
+    await transport().sendMail({
+      from: 'sender@example.org',
+      to: canary.value,
+      subject: 'Invoice',
+      text: 'hello',
+    });
+    const [alert] = await alertsAt(path);
+    expect(alert!.data).toMatchObject({
+      canaryId: canary.canary_id,
+      platform: 'email',
+      attacker: { ip: '' },
+      mailServer: { ip: '127.0.0.1' },
+    });
+  });
+
+  it('when mail is for an address nobody planted, then the listener refuses it', async () => {
+    await expect(
+      transport().sendMail({ from: 'a@example.org', to: 'nobody@decoys.example.com', text: 'x' }),
+    ).rejects.toMatchObject({ responseCode: 550 });
+  });
+});
+
+describe('retired canaries, storms and quotas', () => {
+  it('when a canary is retired, then presenting it fires nothing', async () => {
+    const { who, path } = await account();
+    const canary = await plant(who, 'api_key');
+    const retired = await request(t.app).delete(`/api/canaries/${canary.canary_id}`).set(as(who));
+    expect(retired.body.retired_at).toEqual(expect.any(String));
+    await request(t.app).get('/api/canaries').set('X-API-Key', canary.value).expect(401);
+    await t.tripwires.flush();
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect(receiver.hitsOn(path)).toEqual([]);
+    expect((await request(t.app).get('/api/threat-log').set(as(who))).body.hits).toEqual([]);
+  });
+
+  it('when 100 hits come in a burst, then 100 sealed hits and one alert that counts them', async () => {
+    const { who, path } = await account();
+    const canary = await plant(who, 'url');
+    const { pathname } = new URL(canary.value);
+    await Promise.all(
+      Array.from({ length: 100 }, () =>
+        request(t.app).get(pathname).set('X-Forwarded-For', ATTACKER).expect(200),
+      ),
+    );
+    await t.tripwires.flush();
+    const alerts = await alertsAt(path);
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect(receiver.hitsOn(path)).toHaveLength(1);
+    expect(alerts[0]!.data.interpretation).toContain('100 times');
+
+    const first = (await request(t.app).get('/api/threat-log?limit=60').set(as(who))).body;
+    const second = (
+      await request(t.app).get(`/api/threat-log?limit=60&cursor=${first.next_cursor}`).set(as(who))
+    ).body;
+    const ids = new Set([...first.hits, ...second.hits].map((h: { hit_id: string }) => h.hit_id));
+    expect(ids.size).toBe(100);
+    expect(second.next_cursor).toBeNull();
+    const events = (await request(t.app).get('/api/threat-events').set(as(who))).body;
+    expect(events.threat_events).toMatchObject([{ hit_count: 100 }]);
+  }, 90_000);
+
+  it('when the account has used up its plantings, then it still gets its alerts', async () => {
+    const { who, path } = await account();
+    const canary = await plant(who, 'api_key');
+    for (let i = 1; i < 10; i++) await plant(who, 'url');
+    const refused = await request(t.app).post('/api/canaries').set(as(who)).send({ kind: 'url' });
+    expect(refused.status).toBe(402);
+    expect(refused.body.detail).toMatchObject({ metric: 'canary_plants_per_month' });
+    await request(t.app).get('/api/canaries').set('X-API-Key', canary.value).expect(401);
+    expect(await alertsAt(path)).toHaveLength(1);
+  });
+});
+
+describe('/api/canaries access', () => {
+  it('when another account asks for a canary, then 403; an unknown one 404', async () => {
+    const { who } = await account();
+    const other = await signUpAndLogIn(t.app);
+    const canary = await plant(who, 'url');
+    const res = await request(t.app).get(`/api/canaries/${canary.canary_id}`).set(as(other));
+    expect(res.status).toBe(403);
+    const gone = await request(t.app).get('/api/canaries/cnr_missing').set(as(who));
+    expect(gone.status).toBe(404);
+    const retire = await request(t.app).delete(`/api/canaries/${canary.canary_id}`).set(as(other));
+    expect(retire.status).toBe(403);
+  });
+
+  it('when an API key lists canaries, then canaries:read is required', async () => {
+    const who = await signUpAndLogIn(t.app);
+    const reader = await createKey(t.app, who.token, { scopes: ['canaries:read'] });
+    const other = await createKey(t.app, who.token, { scopes: ['threats:read'] });
+    await request(t.app).get('/api/canaries').set('X-API-Key', reader.key).expect(200);
+    await request(t.app).get('/api/canaries').set('X-API-Key', other.key).expect(403);
+    await request(t.app).get('/api/threat-events').set('X-API-Key', other.key).expect(200);
+    await request(t.app).get('/api/threat-events').set('X-API-Key', reader.key).expect(403);
+  });
+
+  it.each([
+    [{ kind: 'honeypot' }, 'kind'],
+    [{ kind: 'url', platform: '' }, 'platform'],
+    [{ kind: 'url', color: 'red' }, 'color'],
+  ])('when the body is %j, then 422 names %s and nothing is planted', async (body, field) => {
+    const who = await signUpAndLogIn(t.app);
+    const res = await request(t.app).post('/api/canaries').set(as(who)).send(body);
+    expect(res.status).toBe(422);
+    expect(res.body.detail).toContain(field);
+    expect((await request(t.app).get('/api/canaries').set(as(who))).body.canaries).toEqual([]);
+  });
+
+  it('when the threat views get a bad query, then 422 names the parameter', async () => {
+    const who = await signUpAndLogIn(t.app);
+    for (const [query, field] of [
+      ['limit=0', 'limit'],
+      ['since=yesterday', 'since'],
+      ['cursor=nonsense', 'cursor'],
+    ]) {
+      const res = await request(t.app).get(`/api/threat-log?${query}`).set(as(who));
+      expect(res.status).toBe(422);
+      expect(res.body.detail).toContain(field);
+    }
+  });
+});
