@@ -76,7 +76,7 @@ export function threatAlertActivities({ db, enricher }: ThreatAlertDeps) {
           riskLevel: risk.riskLevel,
           interpretation: interpret({
             kind: event.canaryKind,
-            platform: event.platform,
+            plantedOn: canary?.platform ?? null,
             attackerType: attacker.type,
             sourceIp: event.source.ip,
             hits,

@@ -6,9 +6,6 @@
  *
  *   npm run bench:delivery -- [--alerts 200] [--concurrency 20]
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startAlert } from '../src/alerts/alert-workflows';
 import { ChannelsRepository } from '../src/alerts/channels.repository';
@@ -19,9 +16,8 @@ import { verifyWebhookSignature } from '../src/alerts/webhook-signature';
 import { connectMongo } from '../src/db/mongo';
 import { createTemporal } from '../src/temporal/client';
 import { tripwirePayload } from '../test/support/alerts';
-import { Receiver } from '../test/support/receiver';
 import { pct, pool } from './support/latency';
-import { freePort, provideMongo, provideTemporal, spawnManaged } from '../tools/stack';
+import { startWorkerStack } from './support/worker-stack';
 
 const { values } = parseArgs({
   options: {
@@ -36,35 +32,17 @@ const SECRET = 'benchmark-webhook-secret';
 type Run = Awaited<ReturnType<typeof pool>>;
 
 async function main(): Promise<void> {
-  const dir = await mkdtemp(join(tmpdir(), 'tripwire-bench-delivery-'));
-  const { makeTestCa } = await import('../tools/test-ca.mjs');
-  const ca = makeTestCa(dir);
-  Object.assign(process.env, { TEST_TLS_CERT: ca.TEST_TLS_CERT, TEST_TLS_KEY: ca.TEST_TLS_KEY });
-  const log = () => undefined;
-  const mongo = await provideMongo({ dataDir: dir, port: await freePort(), log });
-  const temporalServer = await provideTemporal({ dataDir: dir, port: await freePort(), log });
-  const receiver = await Receiver.start();
+  const stack = await startWorkerStack('delivery');
+  const { receiver, env } = stack;
   const config = {
-    TEMPORAL_ADDRESS: temporalServer.address,
-    TEMPORAL_NAMESPACE: 'default',
-    TEMPORAL_TASK_QUEUE: 'bench-delivery',
+    TEMPORAL_ADDRESS: env.TEMPORAL_ADDRESS,
+    TEMPORAL_NAMESPACE: env.TEMPORAL_NAMESPACE,
+    TEMPORAL_TASK_QUEUE: env.TEMPORAL_TASK_QUEUE,
   };
-  const worker = spawnManaged(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
-    env: {
-      ...process.env,
-      ...config,
-      NODE_EXTRA_CA_CERTS: ca.NODE_EXTRA_CA_CERTS,
-      MONGODB_URI: mongo.address,
-      MONGODB_DB: 'bench',
-      ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true',
-      LOG_LEVEL: 'warn',
-    },
-    onLine: (line) => console.error(`worker | ${line}`),
-  });
-  const { client, db } = await connectMongo(mongo.address, 'bench');
+  const { client, db } = await connectMongo(env.MONGODB_URI, env.MONGODB_DB);
   const temporal = createTemporal(config);
   try {
-    await new Promise((r) => setTimeout(r, 8_000)); // the worker bundles its workflows
+    await stack.ready();
     const channels = new ChannelsRepository(db);
     const accounts: Record<number, string> = {};
     for (const n of [1, 3]) {
@@ -161,11 +139,7 @@ async function main(): Promise<void> {
   } finally {
     await temporal.close();
     await client.close();
-    await worker.stop();
-    await receiver.stop();
-    await temporalServer.stop();
-    await mongo.stop();
-    await rm(dir, { recursive: true, force: true });
+    await stack.stop();
   }
 }
 

@@ -28,7 +28,19 @@ const configSchema = z.object({
     .string()
     .regex(/^\d+(b|kb|mb)$/, 'a size such as 100kb')
     .default('100kb'),
-  TRUST_PROXY: bool.default(false),
+  /**
+   * Express's `trust proxy`: `false`, a number of proxy hops, or addresses and subnets (`loopback`,
+   * `10.0.0.0/8`, comma-separated) whose `X-Forwarded-For` is believed. `true` (believe anyone)
+   * would let any client choose the address that rate limits and tripwire hits record.
+   */
+  TRUST_PROXY: z
+    .string()
+    .regex(/^(false|\d{1,2}|[\w.:/]+(\s*,\s*[\w.:/]+)*)$/, 'false, a hop count, or addresses')
+    .refine((v) => v !== 'true', 'name the proxies (addresses, subnets or a hop count), not true')
+    .default('false')
+    .transform((v) =>
+      v === 'false' ? false : /^\d+$/.test(v) ? Number(v) : v.split(',').map((a) => a.trim()),
+    ),
   SESSION_TTL_HOURS: z.coerce
     .number()
     .positive()

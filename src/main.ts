@@ -38,7 +38,9 @@ async function main(): Promise<void> {
       void mail
         .close()
         .then(() => api.flush())
-        .catch((err: unknown) => logger.error({ err }, 'could not write the remaining audit trail and hits'))
+        .catch((err: unknown) =>
+          logger.error({ err }, 'could not write the remaining audit trail and hits'),
+        )
         .then(() => Promise.allSettled([mongo.client.close(), temporal.close()]))
         .then(() => process.exit(0));
     });

@@ -69,7 +69,8 @@ const ACTION: Record<CanaryKind, string> = {
 /** One sentence a person can act on: what fired, from where, how often, and what to do. */
 export function interpret(input: {
   kind: CanaryKind;
-  platform: string;
+  /** Where the owner planted it, when they said. */
+  plantedOn: string | null;
   attackerType: string;
   sourceIp: string;
   hits: number;
@@ -79,5 +80,6 @@ export function interpret(input: {
       ? 'received mail'
       : `was used from ${input.sourceIp || 'an unknown address'}${input.attackerType === 'unknown' ? '' : ` (${input.attackerType})`}`;
   const count = input.hits > 1 ? ` ${input.hits} times` : '';
-  return `${WHAT[input.kind]} planted on ${input.platform} ${from}${count}. ${ACTION[input.kind]}.`;
+  const planted = input.plantedOn ? ` planted on ${input.plantedOn}` : '';
+  return `${WHAT[input.kind]}${planted} ${from}${count}. ${ACTION[input.kind]}.`;
 }

@@ -1,7 +1,13 @@
 import { Router, type RequestHandler } from 'express';
 import { z } from 'zod';
 import { callerAccountId } from '../http/caller';
-import type { Page, ThreatEvent, ThreatHit, ThreatsRepository } from './threats.repository';
+import type {
+  HitSource,
+  Page,
+  ThreatEvent,
+  ThreatHit,
+  ThreatsRepository,
+} from './threats.repository';
 
 /** A cursor names the last item of a page: its time and id, opaque to clients. */
 const cursor = z.string().transform((value, ctx) => {
@@ -43,13 +49,26 @@ function nextCursor<T extends { id: string }>(items: T[], limit: number, at: (it
   return Buffer.from(JSON.stringify([at(last).toISOString(), last.id])).toString('base64url');
 }
 
+function describeSource(source: HitSource) {
+  return {
+    ip: source.ip,
+    user_agent: source.userAgent,
+    via: source.via,
+    mail_server: source.mailServer && {
+      ip: source.mailServer.ip,
+      helo: source.mailServer.helo,
+      mail_from: source.mailServer.mailFrom,
+    },
+  };
+}
+
 function describeEvent(event: ThreatEvent) {
   return {
     threat_event_id: event.id,
     canary_id: event.canaryId,
     canary_kind: event.canaryKind,
     platform: event.platform,
-    source: event.source,
+    source: describeSource(event.source),
     first_hit_at: event.firstHitAt.toISOString(),
     last_hit_at: event.lastHitAt.toISOString(),
     hit_count: event.hitCount,
@@ -72,7 +91,7 @@ function describeHit(hit: ThreatHit) {
     threat_event_id: hit.threatEventId,
     canary_id: hit.canaryId,
     at: hit.at.toISOString(),
-    source: hit.source,
+    source: describeSource(hit.source),
     request_id: hit.requestId,
     evidence: {
       log_id: hit.evidence.logId,

@@ -20,7 +20,7 @@ let mail: DecoyMailServer;
 beforeAll(async () => {
   t = await createTestApp({
     config: testConfig({
-      TRUST_PROXY: 'true',
+      TRUST_PROXY: 'loopback',
       ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true',
       ALERT_GATHER_MS: '1000',
       PUBLIC_BASE_URL: 'https://tripwire.example.com',
@@ -123,7 +123,7 @@ describe('a decoy API key presented to the API', () => {
       {
         threat_event_id: alert!.data.threatEventId,
         hit_count: 1,
-        source: { ip: ATTACKER, via: 'api_key', userAgent: 'python-requests/2.31' },
+        source: { ip: ATTACKER, via: 'api_key', user_agent: 'python-requests/2.31' },
         alert: { risk_score: alert!.data.riskScore, attacker: { ip: ATTACKER } },
       },
     ]);
@@ -254,6 +254,27 @@ describe('retired canaries, storms and quotas', () => {
     expect(refused.body.detail).toMatchObject({ metric: 'canary_plants_per_month' });
     await request(t.app).get('/api/canaries').set('X-API-Key', canary.value).expect(401);
     expect(await alertsAt(path)).toHaveLength(1);
+  });
+});
+
+describe('threat views', () => {
+  it('when filtered by canary and time, then only the matching hits and events come back', async () => {
+    const { who } = await account();
+    const [a, b] = [await plant(who, 'url'), await plant(who, 'url')];
+    for (const canary of [a, b]) await request(t.app).get(new URL(canary.value).pathname);
+    await t.tripwires.flush();
+    const get = async (path: string) =>
+      (await request(t.app).get(path).set(as(who)).expect(200)).body as {
+        hits?: { canary_id: string }[];
+        threat_events?: { canary_id: string }[];
+      };
+    const onlyA = await get(`/api/threat-log?canary_id=${a.canary_id}`);
+    expect(onlyA.hits!.map((h) => h.canary_id)).toEqual([a.canary_id]);
+    const eventsB = await get(`/api/threat-events?canary_id=${b.canary_id}`);
+    expect(eventsB.threat_events!.map((e) => e.canary_id)).toEqual([b.canary_id]);
+    expect((await get('/api/threat-log?since=2999-01-01T00:00:00Z')).hits).toEqual([]);
+    expect((await get('/api/threat-events?until=2000-01-01T00:00:00Z')).threat_events).toEqual([]);
+    expect((await get('/api/threat-log?since=2000-01-01T00:00:00Z')).hits).toHaveLength(2);
   });
 });
 

@@ -68,6 +68,8 @@ describe('free plan, real plan table', () => {
       metrics: [
         { metric: 'shield_inspections_per_month', used: 1, limit: 10, resets_at: '2026-04-01' },
         { metric: 'shield_inspections_per_day', used: 1, limit: 10, resets_at: expect.any(String) },
+        { metric: 'canary_plants_per_month', used: 0, limit: 10, resets_at: '2026-04-01' },
+        { metric: 'canary_plants_per_day', used: 0, limit: 10, resets_at: expect.any(String) },
       ],
     });
   });

@@ -78,10 +78,16 @@ describe('risk', () => {
     });
   });
 
+  it('when the owner did not say where it was planted, then the sentence leaves it out', () => {
+    expect(
+      interpret({ kind: 'url', plantedOn: null, attackerType: 'unknown', sourceIp: '', hits: 1 }),
+    ).toMatch(/^A tripwire URL was used from an unknown address\. /);
+  });
+
   it('when interpreted, then the sentence says what fired, from where, how often, and what to do', () => {
     const text = interpret({
       kind: 'aws_access_key',
-      platform: 'GitHub',
+      plantedOn: 'GitHub',
       attackerType: 'datacenter',
       sourceIp: '203.0.113.9',
       hits: 12,

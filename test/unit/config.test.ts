@@ -47,8 +47,7 @@ describe('loadConfig', () => {
   });
 
   it('when booleans are written as 1/0 or true/false, then they parse', () => {
-    expect(loadConfig({ ...base, TRUST_PROXY: '1', COOKIE_SECURE: 'false' })).toMatchObject({
-      TRUST_PROXY: true,
+    expect(loadConfig({ ...base, COOKIE_SECURE: 'false' })).toMatchObject({
       COOKIE_SECURE: false,
     });
   });
@@ -61,6 +60,19 @@ describe('loadConfig', () => {
       loadConfig({ ...base, SMTP_URL: 'http://mail', TELEGRAM_BOT_TOKEN: 'secret' });
     expect(load).toThrow(/SMTP_URL: must start with smtp:\/\/ or smtps:\/\//);
     expect(load).toThrow(/TELEGRAM_BOT_TOKEN: a Bot API token/);
+  });
+
+  it.each([
+    ['1', 1],
+    ['loopback', ['loopback']],
+    ['loopback, 10.0.0.0/8', ['loopback', '10.0.0.0/8']],
+    ['false', false],
+  ])('when TRUST_PROXY is %j, then Express gets %j', (value, expected) => {
+    expect(loadConfig({ ...base, TRUST_PROXY: value }).TRUST_PROXY).toEqual(expected);
+  });
+
+  it('when TRUST_PROXY is true, then it is refused: anyone could choose their address', () => {
+    expect(() => loadConfig({ ...base, TRUST_PROXY: 'true' })).toThrow(/TRUST_PROXY: name the/);
   });
 
   it('when loaded, then the result is frozen', () => {
