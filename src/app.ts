@@ -17,7 +17,12 @@ import { DeliveriesRepository } from './alerts/deliveries.repository';
 import { AuditTrail } from './audit/audit-trail';
 import { CanariesRepository } from './canaries/canaries.repository';
 import { canariesRoutes } from './canaries/canaries.routes';
+import { EvidenceBoundRemoval } from './canaries/evidence-bound-removal';
 import { ThreatsRepository } from './canaries/threats.repository';
+import { honeypotRoutes } from './honeypot/honeypot.routes';
+import { TrapsRepository } from './honeypot/traps.repository';
+import { DocumentsRepository } from './rag/documents.repository';
+import { ragRoutes } from './rag/rag.routes';
 import { threatRoutes } from './canaries/threats.routes';
 import { foreignCredentialTripwire, urlTripwireRoutes } from './canaries/tripwire.routes';
 import { Tripwires } from './canaries/tripwires';
@@ -85,12 +90,22 @@ export function createApp({
     sessionTtlMs: config.SESSION_TTL_HOURS * HOUR_MS,
     refreshTtlMs: config.REFRESH_TTL_DAYS * 24 * HOUR_MS,
   });
+  // One store per process, so every evidence append of an account shares one group commit.
+  const store = new EvidenceStore(mongo.db, clock);
+  const evidence = new EvidenceRepository(mongo.db);
+  const evidenceService = new EvidenceService(evidence);
+  const audit = new AuditTrail(store, evidence);
+  const trail = new AuditTrailWriter(audit, logger);
+  const meter = new Meter({ counters, limits: planLimits, clock, log: logger });
+  const plans = new PlanLookup(users);
+  const meterPlant = metered(meter, plans, 'canary_plants');
+
   const canaries = new CanariesRepository(mongo.db);
   const threats = new ThreatsRepository(mongo.db);
   const tripwires = new Tripwires({
     canaries,
     threats,
-    evidence: new EvidenceStore(mongo.db, clock),
+    evidence: store,
     temporal,
     clock,
     log: logger,
@@ -99,16 +114,15 @@ export function createApp({
       gather: { quietMs: config.ALERT_GATHER_MS, maxMs: 30_000 },
     },
   });
+  const removal = new EvidenceBoundRemoval({ canaries, threats, evidence, store, clock });
+  const decoys = {
+    publicBaseUrl: config.PUBLIC_BASE_URL,
+    decoyEmailDomain: config.DECOY_EMAIL_DOMAIN,
+  };
   const refused: RefusedCredential = (req, via, candidates) =>
     tripwires.checkRefused(req, via, candidates);
   const session = requireSession(auth, refused);
   const sessionOrKey = requireSessionOrApiKey(auth, refused);
-  const evidence = new EvidenceRepository(mongo.db);
-  const evidenceService = new EvidenceService(evidence);
-  const audit = new AuditTrail(new EvidenceStore(mongo.db, clock), evidence);
-  const trail = new AuditTrailWriter(audit, logger);
-  const meter = new Meter({ counters, limits: planLimits, clock, log: logger });
-  const plans = new PlanLookup(users);
   const keys = new ApiKeysService({ keys: new ApiKeysRepository(mongo.db), audit, clock });
 
   const app = express();
@@ -122,25 +136,13 @@ export function createApp({
   app.use(foreignCredentialTripwire(refused));
   app.use(apiKeyLayer({ keys, trail, clock, refused }));
 
-  app.use('/r', urlTripwireRoutes(tripwires, clock));
+  app.use('/r', urlTripwireRoutes(tripwires));
   app.use('/api/auth', authRoutes(auth, config, refused));
   app.use('/api/auth', session, apiKeysRoutes(keys));
   app.use('/api/audit', session, auditRoutes(audit, evidenceService));
   app.use('/api/users', session, usersRoutes(users));
   app.use('/api/settings', sessionOrKey, settingsRoutes(users, clock));
-  app.use(
-    '/api/canaries',
-    sessionOrKey,
-    canariesRoutes({
-      canaries,
-      clock,
-      decoys: {
-        publicBaseUrl: config.PUBLIC_BASE_URL,
-        decoyEmailDomain: config.DECOY_EMAIL_DOMAIN,
-      },
-      meterPlant: metered(meter, plans, 'canary_plants'),
-    }),
-  );
+  app.use('/api/canaries', sessionOrKey, canariesRoutes({ canaries, clock, decoys, meterPlant }));
   app.use('/api', threatRoutes(threats, sessionOrKey));
   app.use('/api/diagnostics', session, workerPingRoutes(temporal));
   app.use('/api/verify', publicVerifyRoutes(evidenceService));
@@ -159,6 +161,33 @@ export function createApp({
     }),
   );
   app.use('/shield', shieldRoutes(metered(meter, plans, 'shield_inspections')));
+  app.use(
+    '/honeypot',
+    sessionOrKey,
+    honeypotRoutes({
+      traps: new TrapsRepository(mongo.db),
+      canaries,
+      threats,
+      removal,
+      decoys,
+      clock,
+      meterPlant,
+    }),
+  );
+  app.use(
+    '/rag',
+    sessionOrKey,
+    ragRoutes({
+      documents: new DocumentsRepository(mongo.db),
+      canaries,
+      threats,
+      tripwires,
+      removal,
+      decoys,
+      clock,
+      meterPlant,
+    }),
+  );
 
   app.use(notFoundHandler);
   app.use(errorHandler);

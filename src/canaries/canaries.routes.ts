@@ -23,11 +23,13 @@ const HOW_TO_USE: Record<CanaryKind, string> = {
   database_url:
     'Leave it in a config file or secret store next to real connection strings. It fires when its password is presented to this service.',
   url: 'Put the link where only an intruder would follow it (an internal wiki, a bookmarks file, a document). It fires when fetched; the fetcher sees an ordinary page.',
+  rag_marker:
+    'Embed it in a document (a footer or a reference line). It fires when it shows up again: in a shield inspection, a leak report, or presented as a credential.',
   email:
     'Plant the address where harvesters look. Mail to it fires; the delivering server is recorded as the mail server (the sender’s provider, not the attacker).',
 };
 
-function describe(canary: Canary, now: Date) {
+export function describeCanary(canary: Canary, now: Date) {
   return {
     canary_id: canary.id,
     kind: canary.kind,
@@ -76,25 +78,25 @@ export function canariesRoutes({ canaries, decoys, clock, meterPlant }: CanaryRo
       makeDecoy(body.kind, decoys),
       now,
     );
-    res.status(201).json(describe(canary, now));
+    res.status(201).json(describeCanary(canary, now));
   });
 
   router.get('/', async (req, res) => {
     const includeRetired = req.query.include_retired === 'true';
     const list = await canaries.list(callerAccountId(res), includeRetired);
     const now = clock();
-    res.json({ canaries: list.map((c) => describe(c, now)) });
+    res.json({ canaries: list.map((c) => describeCanary(c, now)) });
   });
 
   router.get('/:canary_id', async (req, res) => {
-    res.json(describe(await owned(res, req.params.canary_id), clock()));
+    res.json(describeCanary(await owned(res, req.params.canary_id), clock()));
   });
 
   /** Retires: the canary stops firing at once; its record and its threat events stay. */
   router.delete('/:canary_id', async (req, res) => {
     const canary = await owned(res, req.params.canary_id);
     const now = clock();
-    res.json(describe(await canaries.retire(canary, now), now));
+    res.json(describeCanary(await canaries.retire(canary, now), now));
   });
 
   return router;

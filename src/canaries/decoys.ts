@@ -5,7 +5,14 @@ import { generateApiKey } from '../keys/api-key-format';
  * What can be planted. Credentials look exactly like the real thing, so an attacker who finds one
  * tries it; each carries one or more *tokens*: the strings whose appearance fires the canary.
  */
-export const CANARY_KINDS = ['api_key', 'aws_access_key', 'database_url', 'url', 'email'] as const;
+export const CANARY_KINDS = [
+  'api_key',
+  'aws_access_key',
+  'database_url',
+  'url',
+  'email',
+  'rag_marker',
+] as const;
 export type CanaryKind = (typeof CANARY_KINDS)[number];
 
 export interface Decoy {
@@ -23,6 +30,10 @@ export interface DecoySettings {
 }
 
 const AWS_ID_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
+
+/** A rag document marker as it appears in text: found again in messages and leak reports. */
+export const RAG_MARKER_PATTERN = /\bref-[a-z2-7]{22}\b/g;
 
 function randomFrom(alphabet: string, length: number): string {
   // Every alphabet here has 32 characters, so a byte modulo 32 is uniform.
@@ -46,9 +57,9 @@ export function makeDecoy(kind: CanaryKind, settings: DecoySettings): Decoy {
       return { value: id, secret, tokens: [id, secret] };
     }
     case 'database_url': {
-      const user = `svc_${randomFrom('abcdefghijklmnopqrstuvwxyz234567', 6)}`;
+      const user = `svc_${randomFrom(BASE32, 6)}`;
       const password = randomBytes(18).toString('base64url');
-      const host = `db-${randomFrom('abcdefghijklmnopqrstuvwxyz234567', 8)}.internal`;
+      const host = `db-${randomFrom(BASE32, 8)}.internal`;
       return {
         value: `postgres://${user}:${password}@${host}:5432/production`,
         tokens: [password],
@@ -59,8 +70,12 @@ export function makeDecoy(kind: CanaryKind, settings: DecoySettings): Decoy {
       const url = `${settings.publicBaseUrl.replace(/\/+$/, '')}/r/${token}`;
       return { value: url, tokens: [urlToken(token)] };
     }
+    case 'rag_marker': {
+      const marker = `ref-${randomFrom(BASE32, 22)}`;
+      return { value: marker, tokens: [marker] };
+    }
     case 'email': {
-      const local = `${randomFrom('abcdefghijklmnopqrstuvwxyz234567', 6)}.${randomFrom('abcdefghijklmnopqrstuvwxyz234567', 6)}`;
+      const local = `${randomFrom(BASE32, 6)}.${randomFrom(BASE32, 6)}`;
       const address = `${local}@${settings.decoyEmailDomain}`;
       return { value: address, tokens: [emailToken(address)] };
     }

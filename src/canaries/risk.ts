@@ -17,6 +17,7 @@ const BASE: Record<CanaryKind, number> = {
   database_url: 55,
   url: 40,
   email: 35,
+  rag_marker: 50,
 };
 
 const TYPE_WEIGHT: Record<string, number> = { tor: 20, datacenter: 10, internal: -20 };
@@ -55,6 +56,7 @@ const WHAT: Record<CanaryKind, string> = {
   database_url: 'A decoy database password',
   url: 'A tripwire URL',
   email: 'A decoy email address',
+  rag_marker: 'A document marker',
 };
 
 const ACTION: Record<CanaryKind, string> = {
@@ -64,6 +66,8 @@ const ACTION: Record<CanaryKind, string> = {
   url: 'Find where this link was kept; someone who should not have it is following it',
   email:
     'The address was harvested from where you planted it; expect phishing or spam to your real addresses',
+  rag_marker:
+    'The document reached a place it should not; find the system or person that exposed it',
 };
 
 /** One sentence a person can act on: what fired, from where, how often, and what to do. */

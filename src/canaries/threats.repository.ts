@@ -13,6 +13,8 @@ export const HIT_VIAS = [
   'aws_signature',
   'url',
   'email',
+  'shield',
+  'leak_report',
 ] as const;
 export type HitVia = (typeof HIT_VIAS)[number];
 
@@ -122,6 +124,18 @@ export class ThreatsRepository {
 
   async recordAlert(threatEventId: string, alert: AlertPayload): Promise<void> {
     await this.events.updateOne({ _id: threatEventId }, { $set: { alert } });
+  }
+
+  /** Every hit on these canaries (a trap's or a document's evidence). */
+  async hitsOf(accountId: string, canaryIds: string[]): Promise<ThreatHit[]> {
+    const docs = await this.hits.find({ accountId, canaryId: { $in: canaryIds } }).toArray();
+    return docs.map(({ _id, ...rest }) => ({ id: _id, ...rest }));
+  }
+
+  /** With a forced delete: the hits' log lines and the threat events they formed. */
+  async removeFor(accountId: string, canaryIds: string[]): Promise<void> {
+    await this.hits.deleteMany({ accountId, canaryId: { $in: canaryIds } });
+    await this.events.deleteMany({ accountId, canaryId: { $in: canaryIds } });
   }
 
   async listEvents(accountId: string, page: Page): Promise<ThreatEvent[]> {

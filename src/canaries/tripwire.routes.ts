@@ -1,7 +1,5 @@
 import { Router, type RequestHandler } from 'express';
-import type { Clock } from '../clock';
 import type { RefusedCredential } from '../http/api-key-auth';
-import { requestIdOf } from '../http/request-id';
 import { urlToken } from './decoys';
 import type { Tripwires } from './tripwires';
 
@@ -10,23 +8,11 @@ const ORDINARY_PAGE =
   '<!doctype html><html><head><meta charset="utf-8"><title>Document</title></head><body></body></html>';
 
 /** `GET /r/<token>`: the URL tripwires. Unknown tokens get the same page in the same time. */
-export function urlTripwireRoutes(tripwires: Tripwires, clock: Clock): Router {
+export function urlTripwireRoutes(tripwires: Tripwires): Router {
   const router = Router();
   router.get('/:token', async (req, res) => {
     const canaryId = await tripwires.canaryFor([urlToken(req.params.token)]);
-    if (canaryId) {
-      tripwires.report({
-        canaryId,
-        at: clock(),
-        source: {
-          ip: req.ip ?? '',
-          userAgent: req.get('user-agent') ?? '',
-          via: 'url',
-          mailServer: null,
-        },
-        requestId: requestIdOf(req),
-      });
-    }
+    if (canaryId) tripwires.reportFrom(req, canaryId, 'url');
     res.set('Cache-Control', 'no-store').type('html').send(ORDINARY_PAGE);
   });
   return router;

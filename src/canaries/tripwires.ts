@@ -68,7 +68,11 @@ export class Tripwires {
    */
   async checkRefused(req: Request, via: HitVia, candidates: (string | undefined)[]): Promise<void> {
     const canaryId = await this.canaryFor(candidates);
-    if (!canaryId) return;
+    if (canaryId) this.reportFrom(req, canaryId, via);
+  }
+
+  /** Reports a hit whose source is this HTTP request. */
+  reportFrom(req: Request, canaryId: string, via: HitVia): void {
     this.report({
       canaryId,
       at: this.deps.clock(),

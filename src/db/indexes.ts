@@ -10,6 +10,8 @@ import {
   threatHitsIndexes,
   threatStormsIndexes,
 } from '../canaries/threats.repository';
+import { trapsIndexes } from '../honeypot/traps.repository';
+import { ragDocumentsIndexes } from '../rag/documents.repository';
 import type { CollectionIndexes } from './mongo';
 
 /** Every index the service relies on; created at start, checked by /readyz. */
@@ -26,4 +28,6 @@ export const ALL_INDEXES: readonly CollectionIndexes[] = [
   threatEventsIndexes,
   threatHitsIndexes,
   threatStormsIndexes,
+  trapsIndexes,
+  ragDocumentsIndexes,
 ];

@@ -46,8 +46,9 @@ export function toRecord({ _id, ...rest }: EvidenceDoc): EvidenceRecord {
 }
 
 /**
- * Reads of the evidence log. There is no update or delete here, or anywhere: records are only
- * ever appended (by EvidenceStore) and read. Single-record reads go by `_id`, the only lookup
+ * Reads of the evidence log, and its one removal: records are appended only by EvidenceStore and
+ * never updated; the only delete is the forced removal of a honeypot trap's hits or a rag
+ * document's leak records, which only a console session may ask for (evidence-protection.ts). Single-record reads go by `_id`, the only lookup
  * FerretDB answers without scanning; range reads (export, chain check, trail) use the
  * (account, sequence) index on MongoDB.
  */
@@ -90,6 +91,13 @@ export class EvidenceRepository {
   /** Oldest first, streamed: memory stays flat however long the log is. */
   streamAscending(accountId: string) {
     return this.records.find({ accountId }).sort({ seq: 1 }).batchSize(500).map(toRecord);
+  }
+
+  /** Forced removal (see above): the records and their public hash entries. */
+  async removeForcibly(accountId: string, logIds: string[]): Promise<number> {
+    const docs = await this.records.find({ _id: { $in: logIds }, accountId }).toArray();
+    await this.hashes.deleteMany({ _id: { $in: docs.map((d) => d.contentHash!) } });
+    return (await this.records.deleteMany({ _id: { $in: docs.map((d) => d._id) } })).deletedCount;
   }
 
   async listNewestFirst(

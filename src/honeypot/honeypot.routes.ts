@@ -1,0 +1,125 @@
+import { Router, type RequestHandler, type Response } from 'express';
+import { z } from 'zod';
+import type { CanariesRepository, Canary } from '../canaries/canaries.repository';
+import { describeCanary } from '../canaries/canaries.routes';
+import { makeDecoy, type CanaryKind, type DecoySettings } from '../canaries/decoys';
+import type { EvidenceBoundRemoval } from '../canaries/evidence-bound-removal';
+import type { ThreatsRepository } from '../canaries/threats.repository';
+import type { Clock } from '../clock';
+import { callerAccountId } from '../http/caller';
+import { AppError } from '../http/errors';
+import { validateBody } from '../http/validate';
+import { TRAP_KINDS, type Trap, type TrapKind, type TrapsRepository } from './traps.repository';
+
+/** What each trap is made of: an endpoint is one URL tripwire; a credential set, three decoys. */
+const DECOYS: Record<TrapKind, CanaryKind[]> = {
+  endpoint: ['url'],
+  credentials: ['api_key', 'aws_access_key', 'database_url'],
+};
+
+const createSchema = z
+  .object({
+    name: z.string().trim().min(1).max(100),
+    kind: z.enum(TRAP_KINDS),
+    platform: z.string().trim().min(1).max(100).optional(),
+  })
+  .strict();
+
+const deleteQuery = z.object({ force: z.enum(['true', 'false']).optional() }).strict();
+
+interface HoneypotDeps {
+  traps: TrapsRepository;
+  canaries: CanariesRepository;
+  threats: ThreatsRepository;
+  removal: EvidenceBoundRemoval;
+  decoys: DecoySettings;
+  clock: Clock;
+  meterPlant: RequestHandler;
+}
+
+/** `/honeypot` (session, or API key with honeypot scopes): traps whose hits fire as canaries. */
+export function honeypotRoutes(deps: HoneypotDeps): Router {
+  const { traps, canaries, threats, removal, decoys, clock, meterPlant } = deps;
+  const router = Router();
+
+  const owned = async (res: Response, trapId: string) => {
+    const trap = await traps.findById(trapId);
+    if (!trap) throw new AppError(404, `No trap ${trapId}`);
+    if (trap.accountId !== callerAccountId(res)) {
+      throw new AppError(403, `Trap ${trapId} belongs to another account`);
+    }
+    return trap;
+  };
+
+  const describe = async (trap: Trap) => {
+    const now = clock();
+    const members = await Promise.all(trap.canaryIds.map((id) => canaries.findById(id)));
+    const hits = await threats.hitsOf(trap.accountId, trap.canaryIds);
+    return {
+      trap_id: trap.id,
+      name: trap.name,
+      kind: trap.kind,
+      decoys: members.filter((c): c is Canary => c !== null).map((c) => describeCanary(c, now)),
+      hit_count: hits.length,
+      created_at: trap.createdAt.toISOString(),
+    };
+  };
+
+  router.post('/traps', validateBody(createSchema), meterPlant, async (req, res) => {
+    const body = req.body as z.infer<typeof createSchema>;
+    const accountId = callerAccountId(res);
+    const now = clock();
+    const planted = [];
+    for (const kind of DECOYS[body.kind]) {
+      const memo = `honeypot trap: ${body.name}`;
+      const fields = { accountId, kind, memo, platform: body.platform ?? null };
+      planted.push(await canaries.plant(fields, makeDecoy(kind, decoys), now));
+    }
+    const trap = await traps.create(
+      { accountId, name: body.name, kind: body.kind, canaryIds: planted.map((c) => c.id) },
+      now,
+    );
+    res.status(201).json(await describe(trap));
+  });
+
+  router.get('/traps', async (_req, res) => {
+    const list = await traps.list(callerAccountId(res));
+    res.json({ traps: await Promise.all(list.map(describe)) });
+  });
+
+  router.get('/traps/:trap_id', async (req, res) => {
+    res.json(await describe(await owned(res, req.params.trap_id)));
+  });
+
+  /** The trap's recorded hits: each a sealed evidence record. */
+  router.get('/traps/:trap_id/hits', async (req, res) => {
+    const trap = await owned(res, req.params.trap_id);
+    const hits = await threats.hitsOf(trap.accountId, trap.canaryIds);
+    res.json({
+      hits: hits.map((h) => ({
+        hit_id: h.id,
+        canary_id: h.canaryId,
+        threat_event_id: h.threatEventId,
+        at: h.at.toISOString(),
+        via: h.source.via,
+        ip: h.source.ip,
+        evidence: { log_id: h.evidence.logId, content_hash: h.evidence.contentHash },
+      })),
+    });
+  });
+
+  router.delete('/traps/:trap_id', async (req, res) => {
+    const { force } = deleteQuery.parse(req.query);
+    const trap = await owned(res, req.params.trap_id);
+    const { removedEvidence } = await removal.remove(res, {
+      accountId: trap.accountId,
+      canaryIds: trap.canaryIds,
+      label: `Trap ${trap.id}`,
+      force: force === 'true',
+    });
+    await traps.remove(trap.id);
+    res.json({ trap_id: trap.id, deleted: true, removed_hits: removedEvidence });
+  });
+
+  return router;
+}
