@@ -1,3 +1,4 @@
+import { agentWatchActivities } from './agent-watch.activities';
 import { alertDeliveryActivities, type AlertDeliveryDeps } from './alert-delivery.activities';
 import { threatAlertActivities, type ThreatAlertDeps } from './threat-alert.activities';
 import { workerPingActivities } from './worker-ping.activities';
@@ -10,6 +11,7 @@ export function createActivities(deps: ActivityDeps) {
     ...workerPingActivities(deps),
     ...alertDeliveryActivities(deps),
     ...threatAlertActivities(deps),
+    ...agentWatchActivities(deps),
   };
 }
 

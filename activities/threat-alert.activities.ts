@@ -39,6 +39,7 @@ export function threatAlertActivities({ db, enricher }: ThreatAlertDeps) {
       const event = await threats.findEvent(input.threatEventId);
       if (!event) throw new Error(`threat event ${input.threatEventId} not found`);
       if (event.alert) return event.alert;
+      if (event.canaryKind === 'agent') throw new Error('agent alerts come with their payload');
       const canary = await canaries.findById(event.canaryId);
       const now = new Date();
       const hits = Math.max(input.hits, event.hitCount, 1);

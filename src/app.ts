@@ -14,6 +14,8 @@ import { ChannelsRepository } from './alerts/channels.repository';
 import { ChannelTestSlots } from './alerts/channel-test-slots';
 import { channelsRoutes } from './alerts/channels.routes';
 import { DeliveriesRepository } from './alerts/deliveries.repository';
+import { agentRoutes } from './agent/agent.routes';
+import { AgentsRepository } from './agent/agents.repository';
 import { AuditTrail } from './audit/audit-trail';
 import { CanariesRepository } from './canaries/canaries.repository';
 import { canariesRoutes } from './canaries/canaries.routes';
@@ -173,6 +175,11 @@ export function createApp({
       clock,
       meterPlant,
     }),
+  );
+  app.use(
+    '/agent',
+    sessionOrKey,
+    agentRoutes({ agents: new AgentsRepository(mongo.db), temporal, clock }),
   );
   app.use(
     '/rag',

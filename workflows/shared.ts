@@ -51,6 +51,29 @@ export interface AlertInput {
 /** Signal to a threat alert's workflow: this many more hits joined its event. */
 export const HITS_SIGNAL = 'hits';
 
+/** One watched agent: silence past its interval, or a skill it blocked, raises an alert. */
+export interface AgentWatchInput {
+  accountId: string;
+  agentId: string;
+  intervalMs: number;
+  /** Carried across continue-as-new: a silence already alerted is not alerted again. */
+  silenceAlerted?: boolean;
+}
+
+export interface BlockedSkill {
+  skill: string;
+  reason: string;
+}
+
+export type AgentAlertReason =
+  { kind: 'silent'; silentForMs: number } | ({ kind: 'blocked_skill' } & BlockedSkill);
+
+export const AGENT_SIGNALS = {
+  heartbeat: 'heartbeat',
+  blockedSkill: 'blockedSkill',
+  retire: 'retire',
+} as const;
+
 export interface DeliveryTarget {
   channelId: string;
   kind: string;

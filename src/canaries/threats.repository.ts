@@ -1,5 +1,5 @@
 import type { Collection, Db, Filter } from 'mongodb';
-import type { CollectionIndexes } from '../db/mongo';
+import { isDuplicateKeyError, type CollectionIndexes } from '../db/mongo';
 import type { AlertPayload } from '../alerts/payload';
 import type { CanaryKind } from './decoys';
 
@@ -15,6 +15,7 @@ export const HIT_VIAS = [
   'email',
   'shield',
   'leak_report',
+  'agent',
 ] as const;
 export type HitVia = (typeof HIT_VIAS)[number];
 
@@ -32,7 +33,8 @@ export interface ThreatEvent {
   id: string;
   accountId: string;
   canaryId: string;
-  canaryKind: CanaryKind;
+  /** `agent` for an agent alert (its agent id stands in the canary's place). */
+  canaryKind: CanaryKind | 'agent';
   platform: string;
   source: HitSource;
   firstHitAt: Date;
@@ -107,6 +109,16 @@ export class ThreatsRepository {
       { $set: { threatEventId: id, closesAt } },
       { upsert: true },
     );
+  }
+
+  /** An event with no hits (an agent alert): idempotent by its id. */
+  async recordEvent(event: ThreatEvent): Promise<void> {
+    const { id, ...rest } = event;
+    try {
+      await this.events.insertOne({ _id: id, ...rest });
+    } catch (err) {
+      if (!isDuplicateKeyError(err)) throw err;
+    }
   }
 
   async addHits(threatEventId: string, hits: ThreatHit[]): Promise<void> {

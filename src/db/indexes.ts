@@ -10,6 +10,7 @@ import {
   threatHitsIndexes,
   threatStormsIndexes,
 } from '../canaries/threats.repository';
+import { agentsIndexes } from '../agent/agents.repository';
 import { trapsIndexes } from '../honeypot/traps.repository';
 import { ragDocumentsIndexes } from '../rag/documents.repository';
 import type { CollectionIndexes } from './mongo';
@@ -30,4 +31,5 @@ export const ALL_INDEXES: readonly CollectionIndexes[] = [
   threatStormsIndexes,
   trapsIndexes,
   ragDocumentsIndexes,
+  agentsIndexes,
 ];

@@ -1,0 +1,58 @@
+import type { Collection, Db } from 'mongodb';
+import type { CollectionIndexes } from '../db/mongo';
+import { newId } from '../ids';
+
+/** An AI agent of the account, watched by its own Temporal workflow. */
+export interface Agent {
+  id: string;
+  accountId: string;
+  name: string;
+  platform: string | null;
+  heartbeatIntervalSeconds: number;
+  lastHeartbeatAt: Date | null;
+  createdAt: Date;
+}
+
+type AgentDoc = Omit<Agent, 'id'> & { _id: string };
+
+export const agentsIndexes: CollectionIndexes = {
+  collection: 'agents',
+  indexes: [{ key: { accountId: 1, createdAt: -1 }, name: 'account_newest_first' }],
+};
+
+const toAgent = ({ _id, ...rest }: AgentDoc): Agent => ({ id: _id, ...rest });
+
+export class AgentsRepository {
+  private readonly agents: Collection<AgentDoc>;
+
+  constructor(db: Db) {
+    this.agents = db.collection<AgentDoc>(agentsIndexes.collection);
+  }
+
+  async create(
+    fields: Pick<Agent, 'accountId' | 'name' | 'platform' | 'heartbeatIntervalSeconds'>,
+    now: Date,
+  ): Promise<Agent> {
+    const doc: AgentDoc = { _id: newId('agt'), ...fields, lastHeartbeatAt: null, createdAt: now };
+    await this.agents.insertOne(doc);
+    return toAgent(doc);
+  }
+
+  async list(accountId: string): Promise<Agent[]> {
+    const docs = await this.agents.find({ accountId }).sort({ createdAt: -1 }).toArray();
+    return docs.map(toAgent);
+  }
+
+  async findById(agentId: string): Promise<Agent | null> {
+    const doc = await this.agents.findOne({ _id: agentId });
+    return doc && toAgent(doc);
+  }
+
+  async recordHeartbeat(agentId: string, at: Date): Promise<void> {
+    await this.agents.updateOne({ _id: agentId }, { $max: { lastHeartbeatAt: at } });
+  }
+
+  async remove(agentId: string): Promise<void> {
+    await this.agents.deleteOne({ _id: agentId });
+  }
+}
