@@ -51,6 +51,7 @@ import { metered, PlanLookup } from './metering/metered';
 import { PLAN_LIMITS, type PlanLimits } from './metering/plan-limits';
 import { usageRoutes } from './metering/usage.routes';
 import { shieldRoutes } from './shield/shield.routes';
+import { ShieldInspector } from './shield/shield.service';
 import type { Temporal } from './temporal/client';
 
 export interface AppDeps {
@@ -70,6 +71,8 @@ export interface Api {
   app: Express;
   /** Canary hits, for the decoy mail listener the entry point starts beside the app. */
   tripwires: Tripwires;
+  /** The shield's inspection, for the benchmark's unauthenticated baseline. */
+  shield: ShieldInspector;
   /** Writes what background writers still hold (key-use audit trail, tripwire hits): call on shutdown. */
   flush(): Promise<void>;
 }
@@ -116,6 +119,7 @@ export function createApp({
       gather: { quietMs: config.ALERT_GATHER_MS, maxMs: 30_000 },
     },
   });
+  const shield = new ShieldInspector({ tripwires, store, evidence });
   const removal = new EvidenceBoundRemoval({ canaries, threats, evidence, store, clock });
   const decoys = {
     publicBaseUrl: config.PUBLIC_BASE_URL,
@@ -162,7 +166,7 @@ export function createApp({
       targets: { allowPrivate: config.ALLOW_PRIVATE_WEBHOOK_TARGETS },
     }),
   );
-  app.use('/shield', shieldRoutes(metered(meter, plans, 'shield_inspections')));
+  app.use('/shield', shieldRoutes(metered(meter, plans, 'shield_inspections'), shield));
   app.use(
     '/honeypot',
     sessionOrKey,
@@ -201,6 +205,7 @@ export function createApp({
   return {
     app,
     tripwires,
+    shield,
     flush: async () => {
       await tripwires.flush();
       await trail.close();

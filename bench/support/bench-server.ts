@@ -4,7 +4,8 @@
  *   to bind, so every request pays for metering but none is refused;
  * - UNMETERED_PORT: the same app with a meter store that counts nothing: authentication, scope
  *   gate, ownership check and audit trail without the cost of the meters;
- * - BARE_PORT: the same product handler and body parsing with none of those: the baseline.
+ * - BARE_PORT: the same product handler (rules, tripwire check, sealed record) and body parsing
+ *   with none of those: the baseline.
  */
 import { once } from 'node:events';
 import express from 'express';
@@ -18,7 +19,7 @@ import { createLogger } from '../../src/logger';
 import type { CounterStore } from '../../src/metering/counters.repository';
 import { PLAN_IDS } from '../../src/plans';
 import type { PlanLimits } from '../../src/metering/plan-limits';
-import { inspect, inspectValidation } from '../../src/shield/shield.routes';
+import { inspectHandler, inspectValidation } from '../../src/shield/shield.routes';
 import { createTemporal } from '../../src/temporal/client';
 
 const unbounded = { perMonth: 1e12, perDay: 1e12, burstPerMinute: 1e12 };
@@ -38,13 +39,18 @@ async function main(): Promise<void> {
   const mongo = await connectMongo(config.MONGODB_URI, config.MONGODB_DB);
   await ensureIndexes(mongo.db, ALL_INDEXES);
   const deps = { config, logger, mongo, temporal: createTemporal(config), planLimits: limits };
-  const full = createApp(deps).app;
+  const api = createApp(deps);
+  const full = api.app;
   const unmetered = createApp({ ...deps, counters: countsNothing }).app;
 
   const bare = express();
   bare.use(requestLogging(logger));
   bare.use(express.json({ limit: config.BODY_LIMIT }));
-  bare.post('/shield/inspect', inspectValidation, inspect);
+  bare.post(
+    '/shield/inspect',
+    inspectValidation,
+    inspectHandler(api.shield, (req) => (req.body as { user_id: string }).user_id),
+  );
   bare.use(errorHandler);
 
   await Promise.all([

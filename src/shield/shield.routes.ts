@@ -1,33 +1,64 @@
-import { Router, type RequestHandler } from 'express';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { z } from 'zod';
 import { requireApiKey } from '../http/api-key-auth';
-import { ownAccountOnly } from '../http/caller';
+import { callerAccountId, ownAccountOnly } from '../http/caller';
 import { validateBody } from '../http/validate';
+import type { ShieldInspector } from './shield.service';
 
 const inspectSchema = z.object({
   user_id: z.string().min(1),
   user_message: z.string().max(32_768),
 });
 
+const historyQuery = z
+  .object({
+    limit: z.coerce.number().int().min(1).max(200).default(50),
+    before: z.coerce.number().int().min(1).optional(),
+  })
+  .strict();
+
 type InspectRequest = z.infer<typeof inspectSchema>;
 
-/** Exported with `inspect` for the benchmark's unauthenticated baseline. */
+/** Exported with `inspectHandler` for the benchmark's unauthenticated baseline. */
 export const inspectValidation = validateBody(inspectSchema);
 
 /**
- * The shield product area. Until its inspection rules land, `POST /shield/inspect` validates the
- * request, applies the ownership rule and the plan's meter, and acknowledges it, so the key, scope
- * and metering layers are exercised end to end on a real product route.
+ * The inspection itself, for the route and the benchmark's baseline: `accountOf` says whose
+ * tripwires and evidence log the request uses.
  */
-export function shieldRoutes(meterInspection: RequestHandler): Router {
-  const router = Router();
-  router.use(requireApiKey);
-  router.post('/inspect', ownAccountOnly, inspectValidation, meterInspection, inspect);
-  return router;
+export function inspectHandler(
+  inspector: ShieldInspector,
+  accountOf: (req: Request, res: Response) => string,
+): RequestHandler {
+  return async (req, res) => {
+    const { user_id, user_message } = req.body as InspectRequest;
+    const result = await inspector.inspect(req, accountOf(req, res), user_id, user_message);
+    res.json({ user_id, ...result });
+  };
 }
 
-/** Exported for the benchmark, which serves it with and without authentication and metering. */
-export const inspect: RequestHandler = (req, res) => {
-  const { user_id, user_message } = req.body as InspectRequest;
-  res.json({ user_id, message_length: user_message.length });
-};
+/**
+ * The shield product area (API key only): `POST /shield/inspect` (`shield:write`, own account,
+ * metered) and `GET /shield/inspections` (`shield:read`), the sealed history.
+ */
+export function shieldRoutes(meterInspection: RequestHandler, inspector: ShieldInspector): Router {
+  const router = Router();
+  router.use(requireApiKey);
+  router.post(
+    '/inspect',
+    ownAccountOnly,
+    inspectValidation,
+    meterInspection,
+    inspectHandler(inspector, (_req, res) => callerAccountId(res)),
+  );
+  router.get('/inspections', async (req, res) => {
+    const { limit, before } = historyQuery.parse(req.query);
+    const inspections = await inspector.history(callerAccountId(res), limit, before);
+    const last = inspections.at(-1);
+    res.json({
+      inspections,
+      next_before: inspections.length === limit && last ? last.seq : null,
+    });
+  });
+  return router;
+}

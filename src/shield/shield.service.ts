@@ -1,0 +1,118 @@
+import { createHash } from 'node:crypto';
+import type { Request } from 'express';
+import { emailToken, RAG_MARKER_PATTERN, urlToken } from '../canaries/decoys';
+import type { Tripwires } from '../canaries/tripwires';
+import type { EvidenceRepository } from '../evidence/evidence.repository';
+import type { EvidenceStore } from '../evidence/evidence.store';
+import { credentialCandidates, inspectMessage, type Finding, type Inspection } from './inspect';
+
+export const SHIELD_INSPECTION_KIND = 'shield.inspection';
+
+/** Point reads per message at most: a message stuffed with key-like strings costs no more. */
+const MAX_CANARY_CHECKS = 20;
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
+const TRIPWIRE_PATH = /\/r\/([A-Za-z0-9_-]{16,64})(?:[?#]|$)/;
+
+/** How a candidate string is stored as a canary token (URLs and addresses carry a prefix). */
+function asToken(text: string): string {
+  const path = TRIPWIRE_PATH.exec(text);
+  if (path) return urlToken(path[1]!);
+  return EMAIL.test(text) ? emailToken(text) : text;
+}
+
+export interface InspectionResult extends Inspection {
+  evidence: { log_id: string; content_hash: string };
+}
+
+/**
+ * `/shield/inspect` behind the route: the shipped rules, then the account's tripwires (a planted
+ * credential or a rag document marker in a message is a leak: it fires like any canary and blocks
+ * the message), then a sealed record of the inspection. The message itself is not stored, only its
+ * SHA-256 and the findings' positions.
+ */
+export class ShieldInspector {
+  constructor(
+    private readonly deps: {
+      tripwires: Tripwires;
+      store: EvidenceStore;
+      evidence: EvidenceRepository;
+    },
+  ) {}
+
+  async inspect(req: Request, accountId: string, userId: string, message: string) {
+    const inspection = inspectMessage(message);
+    const leaks = await this.canaryLeaks(req, message);
+    const findings = [...leaks, ...inspection.findings];
+    const result: Inspection = leaks.length
+      ? { verdict: 'block', score: 100, findings }
+      : inspection;
+    const record = await this.deps.store.append(accountId, {
+      kind: SHIELD_INSPECTION_KIND,
+      data: {
+        user_id: userId,
+        message_sha256: createHash('sha256').update(message).digest('hex'),
+        message_length: message.length,
+        verdict: result.verdict,
+        score: result.score,
+        findings: result.findings.map(({ rule, category, severity, span }) => ({
+          rule,
+          category,
+          severity,
+          start: span.start,
+          end: span.end,
+        })),
+      },
+    });
+    return {
+      ...result,
+      evidence: { log_id: record.id, content_hash: record.contentHash! },
+    } satisfies InspectionResult;
+  }
+
+  /** Every canary in the message fires (whoever planted it); each is a critical finding. */
+  private async canaryLeaks(req: Request, message: string): Promise<Finding[]> {
+    const markers = [...message.matchAll(RAG_MARKER_PATTERN)].map((m) => ({
+      text: m[0],
+      start: m.index,
+      end: m.index + m[0].length,
+    }));
+    const byToken = new Map(
+      [...markers, ...credentialCandidates(message)].map((c) => [asToken(c.text), c] as const),
+    );
+    const candidates = [...byToken].slice(0, MAX_CANARY_CHECKS);
+    const found = await Promise.all(
+      candidates.map(async ([token, c]) => ({
+        c,
+        canaryId: await this.deps.tripwires.canaryFor([token]),
+      })),
+    );
+    const leaks: Finding[] = [];
+    for (const { c, canaryId } of found) {
+      if (!canaryId) continue;
+      this.deps.tripwires.reportFrom(req, canaryId, 'shield');
+      leaks.push({
+        rule: 'canary.leak',
+        category: 'secret',
+        severity: 'critical',
+        span: { start: c.start, end: c.end, text: c.text },
+      });
+    }
+    return leaks;
+  }
+
+  /** The account's inspections, newest first. */
+  async history(accountId: string, limit: number, beforeSeq?: number) {
+    const records = await this.deps.evidence.listNewestFirst(accountId, {
+      kinds: [SHIELD_INSPECTION_KIND],
+      limit,
+      beforeSeq,
+    });
+    return records.map((r) => ({
+      log_id: r.id,
+      seq: r.seq,
+      inspected_at: r.sealedAt.toISOString(),
+      content_hash: r.contentHash,
+      ...(r.data as Record<string, unknown>),
+    }));
+  }
+}
