@@ -7,7 +7,7 @@
  * canary store's token (`url:<token>`, `email:<address in lower case>`). Rag document markers
  * are not candidates here: the caller finds them with the canaries' own RAG_MARKER_PATTERN.
  *
- * Distinct texts only, first occurrence, in message order, at most 32, scanning the first
+ * Distinct texts only, first occurrence, none nested in another, in message order, at most 32, scanning the first
  * 32 768 characters. Every pattern is linear; emails are found from their '@' outward.
  */
 export interface CredentialCandidate {
@@ -74,11 +74,15 @@ export function credentialCandidates(message: string): CredentialCandidate[] {
     }
   }
   emails(text, add);
-  all.sort((a, b) => a.start - b.start);
+  // Longest first at each start, and nothing nested inside a candidate already taken: a run of a
+  // `svc_` key's secret is not also an AWS-secret-shaped candidate.
+  all.sort((a, b) => a.start - b.start || b.end - a.end);
   const seen = new Set<string>();
   const unique: CredentialCandidate[] = [];
+  let coveredUntil = -1;
   for (const candidate of all) {
-    if (seen.has(candidate.text)) continue;
+    if (candidate.end <= coveredUntil || seen.has(candidate.text)) continue;
+    coveredUntil = candidate.end;
     seen.add(candidate.text);
     unique.push(candidate);
     if (unique.length === MAX_CANDIDATES) break;

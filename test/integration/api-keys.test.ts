@@ -268,7 +268,7 @@ describe('account ownership', () => {
     const { key } = await createKey(t.app, who.token);
     const ok = await inspect(key, who.userId);
     expect(ok.status).toBe(200);
-    expect(ok.body).toEqual({ user_id: who.userId, message_length: 5 });
+    expect(ok.body).toMatchObject({ user_id: who.userId, verdict: 'allow', findings: [] });
     const bad = await request(t.app)
       .post('/shield/inspect')
       .set('X-API-Key', key)

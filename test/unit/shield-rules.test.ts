@@ -330,6 +330,11 @@ describe('shield scoring', () => {
 });
 
 describe('credentialCandidates', () => {
+  it('when a svc_ key holds a 40-character run, then the run is not a second candidate', () => {
+    const key = `svc_abcdefghijkl_x_${'Ab1'.repeat(13)}A-`;
+    expect(credentialCandidates(`use ${key} here`).map((c) => c.text)).toEqual([key]);
+  });
+
   const settings = {
     publicBaseUrl: 'https://svc.example.com/',
     decoyEmailDomain: 'decoys.example.com',
