@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { Db } from 'mongodb';
 import {
   resolveSafeTarget,
@@ -21,6 +21,7 @@ import { alertPayloadSchema, type AlertPayload } from '../src/alerts/payload';
 import { UsersRepository } from '../src/accounts/users.repository';
 import { DELIVERY_OUTCOME_KIND } from '../src/audit/audit-trail';
 import { EvidenceStore } from '../src/evidence/evidence.store';
+import { deliveryAttempts, deliveryOutcomes } from '../src/metrics';
 import {
   DELIVERY_REJECTED,
   DELIVERY_RETRYABLE,
@@ -104,6 +105,9 @@ export function alertDeliveryActivities({ db, allowPrivateTargets, builtIns }: A
       deliveryId: string;
       workflowId: string;
       payload: AlertPayloadJson;
+      /** Channel kind and the alert's request id: for metrics and logs only. */
+      kind?: string;
+      requestId?: string;
     }): Promise<{ status: number }> {
       const { attempt: number } = Context.current().info;
       const payload = alertPayloadSchema.parse(input.payload);
@@ -152,6 +156,20 @@ export function alertDeliveryActivities({ db, allowPrivateTargets, builtIns }: A
         status: attempt.status,
         error: attempt.error,
       });
+      deliveryAttempts.inc({
+        kind: input.kind ?? 'unknown',
+        attempt: number,
+        verdict: attempt.verdict,
+      });
+      // The request id of the HTTP request that raised the alert: one alert can be followed from
+      // the API's log line to the receiver's answer.
+      log.info('delivery attempt', {
+        requestId: input.requestId ?? null,
+        deliveryId: input.deliveryId,
+        attempt: number,
+        status: attempt.status,
+        verdict: attempt.verdict,
+      });
       if (attempt.verdict === 'delivered') return { status: attempt.status! };
       throw ApplicationFailure.create({
         message: attempt.error ?? 'delivery failed',
@@ -180,6 +198,7 @@ export function alertDeliveryActivities({ db, allowPrivateTargets, builtIns }: A
         threatEventId,
       };
       await deliveries.recordOutcome(context, result, now);
+      deliveryOutcomes.inc({ kind: result.kind, outcome: result.outcome });
       // A skip stays in the delivery record; deliveries, successful or not, go further.
       if (result.outcome === 'skipped') return;
       if (!isBuiltInChannel(result.channelId)) {

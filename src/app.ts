@@ -39,6 +39,8 @@ import { publicVerifyRoutes } from './evidence/public-verify.routes';
 import { healthRoutes } from './health/health.routes';
 import { errorHandler, notFoundHandler } from './http/errors';
 import { requestLogging } from './http/request-logging';
+import { requestMetrics } from './http/request-metrics';
+import { metricsHandler } from './metrics';
 import { apiKeyLayer, type RefusedCredential } from './http/api-key-auth';
 import { requireSession, requireSessionOrApiKey } from './http/session-auth';
 import { ApiKeysRepository } from './keys/api-keys.repository';
@@ -135,9 +137,11 @@ export function createApp({
   app.disable('x-powered-by');
   app.set('trust proxy', config.TRUST_PROXY);
   app.use(requestLogging(logger));
+  app.use(requestMetrics);
   app.use(express.json({ limit: config.BODY_LIMIT }));
   app.use(cookieParser());
 
+  app.get('/metrics', metricsHandler);
   app.use(healthRoutes({ db: mongo.db, indexes: ALL_INDEXES, temporal }));
   app.use(foreignCredentialTripwire(refused));
   app.use(apiKeyLayer({ keys, trail, clock, refused }));

@@ -74,6 +74,8 @@ const configSchema = z.object({
   /** A threat alert goes out once no further hit came for this long (at most 30 s after the first). */
   ALERT_GATHER_MS: z.coerce.number().int().min(0).max(30_000).default(2_000),
   /** IP reputation for `attacker.abuseScore` (AbuseIPDB); null scores when unset. */
+  /** The worker's Prometheus endpoint (`http://<host>:<port>/metrics`); 0 turns it off. */
+  WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   ABUSEIPDB_API_KEY: optional(z.string().min(1)),
   ABUSEIPDB_BASE_URL: z.url({ protocol: /^https?$/ }).default('https://api.abuseipdb.com'),
 });

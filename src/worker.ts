@@ -3,6 +3,7 @@ import { createActivities } from '../activities';
 import { builtInSettings } from './alerts/built-in-channels';
 import { IpEnricher } from './canaries/enrichment';
 import { loadConfigOrExit } from './config';
+import { serveMetrics } from './metrics';
 import { connectMongo } from './db/mongo';
 import { createLogger } from './logger';
 import { installTemporalRuntime } from './temporal/runtime';
@@ -30,9 +31,21 @@ async function main(): Promise<void> {
       }),
     }),
   });
-  logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker running');
+  // Metrics are for operators: a taken port is logged, and the worker delivers alerts anyway.
+  const metrics =
+    config.WORKER_METRICS_PORT > 0
+      ? await serveMetrics(config.HOST, config.WORKER_METRICS_PORT).catch((err: unknown) => {
+          logger.error({ err }, 'worker metrics endpoint not started');
+          return undefined;
+        })
+      : undefined;
+  logger.info(
+    { taskQueue: config.TEMPORAL_TASK_QUEUE, metricsPort: config.WORKER_METRICS_PORT || null },
+    'worker running',
+  );
   // Resolves after SIGINT/SIGTERM once in-flight tasks have finished.
   await worker.run();
+  metrics?.close();
   await connection.close();
   await mongo.client.close();
   logger.info('worker stopped');

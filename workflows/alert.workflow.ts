@@ -101,6 +101,8 @@ export async function alertWorkflow(input: AlertInput): Promise<AlertResult> {
           deliveryId,
           workflowId,
           payload,
+          kind: target.kind,
+          requestId: input.requestId,
         });
         result = { ...base, outcome: 'delivered', status };
       } catch (err) {

@@ -3,6 +3,7 @@ import type { Clock } from '../clock';
 import { isDuplicateKeyError } from '../db/mongo';
 import { newId } from '../ids';
 import { KeyedBatches } from '../keyed-batches';
+import { evidenceWrites } from '../metrics';
 import {
   chainHeadsIndexes,
   evidenceIndexes,
@@ -112,6 +113,7 @@ export class EvidenceStore {
       }
     }
     await this.index(accountId, written);
+    for (const record of written) evidenceWrites.inc({ kind: record.kind });
     return written;
   }
 

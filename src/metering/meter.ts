@@ -1,5 +1,6 @@
 import type { Clock } from '../clock';
 import { AppError } from '../http/errors';
+import { meterRefusals } from '../metrics';
 import type { Logger } from '../logger';
 import { PLAN_DISPLAY_NAMES, UPGRADE_URL, type PlanId } from '../plans';
 import type { CounterStore } from './counters.repository';
@@ -70,6 +71,7 @@ export class Meter {
       );
     };
     const refuse = async (error: AppError): Promise<never> => {
+      meterRefusals.inc({ action, error: error.message });
       await refund();
       throw error;
     };

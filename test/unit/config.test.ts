@@ -26,6 +26,7 @@ describe('loadConfig', () => {
       STORM_WINDOW_SECONDS: 60,
       ALERT_GATHER_MS: 2000,
       ABUSEIPDB_BASE_URL: 'https://api.abuseipdb.com',
+      WORKER_METRICS_PORT: 9464,
       REFRESH_TTL_DAYS: 7,
       COOKIE_SECURE: true,
       ALLOW_PRIVATE_WEBHOOK_TARGETS: false,

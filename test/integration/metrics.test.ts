@@ -1,0 +1,104 @@
+import type { AddressInfo } from 'node:net';
+import request from 'supertest';
+import { serveMetrics } from '../../src/metrics';
+import { createKey, signUpAndLogIn } from '../support/accounts';
+import { Receiver } from '../support/receiver';
+import { createTestApp, testConfig, type TestApp } from '../support/test-app';
+import { startTestWorker } from '../support/test-worker';
+
+let t: TestApp;
+let worker: { stop(): Promise<void> };
+let receiver: Receiver;
+
+beforeAll(async () => {
+  t = await createTestApp({ config: testConfig({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' }) });
+  worker = await startTestWorker(t.mongo.db, t.config.TEMPORAL_TASK_QUEUE);
+  receiver = await Receiver.start();
+});
+afterAll(async () => {
+  await worker.stop();
+  await receiver.stop();
+  await t.close();
+});
+
+/** The value of one series in the text format, 0 when absent. */
+async function series(name: string, labels: string): Promise<number> {
+  const text = (await request(t.app).get('/metrics').expect(200)).text;
+  const line = text.split('\n').find((l) => l.startsWith(`${name}{${labels}}`));
+  return line ? Number(line.split(' ').at(-1)) : 0;
+}
+
+describe('GET /metrics', () => {
+  it('when requests are served, then their latency is counted by route template and status', async () => {
+    const who = await signUpAndLogIn(t.app);
+    const labels = 'method="GET",route="/api/users/me",status="200"';
+    const before = await series('http_request_duration_seconds_count', labels);
+    await request(t.app).get('/api/users/me').set('Authorization', `Bearer ${who.token}`);
+    expect(await series('http_request_duration_seconds_count', labels)).toBe(before + 1);
+  });
+
+  it('when a plan limit refuses, then the refusal and the sealed inspections are counted', async () => {
+    const who = await signUpAndLogIn(t.app);
+    const { key } = await createKey(t.app, who.token, { scopes: ['shield:write'] });
+    // The 11th of the month is refused by the burst meter, or the monthly one past a minute's turn.
+    const refused = async () =>
+      (await series(
+        'meter_refusals_total',
+        'action="shield_inspections",error="burst_limit_exceeded"',
+      )) +
+      (await series(
+        'meter_refusals_total',
+        'action="shield_inspections",error="plan_limit_exceeded"',
+      ));
+    const sealed = 'kind="shield.inspection"';
+    const [refusedBefore, sealedBefore] = [
+      await refused(),
+      await series('evidence_records_written_total', sealed),
+    ];
+    for (let i = 0; i < 11; i++) {
+      await request(t.app)
+        .post('/shield/inspect')
+        .set('X-API-Key', key)
+        .send({ user_id: who.userId, user_message: 'hello' });
+    }
+    expect(await refused()).toBe(refusedBefore + 1);
+    expect(await series('evidence_records_written_total', sealed)).toBe(sealedBefore + 10);
+  });
+
+  it('when an alert is delivered, then its attempt and outcome are counted', async () => {
+    const who = await signUpAndLogIn(t.app);
+    const auth = { Authorization: `Bearer ${who.token}` };
+    const channel = await request(t.app)
+      .post('/api/alert-channels')
+      .set(auth)
+      .send({ kind: 'discord', name: 'd', url: receiver.url('/metrics-test') })
+      .expect(201);
+    const attempts = 'kind="discord",attempt="1",verdict="delivered"';
+    const outcomes = 'kind="discord",outcome="delivered"';
+    const [attemptsBefore, outcomesBefore] = [
+      await series('alert_delivery_attempts_total', attempts),
+      await series('alert_delivery_outcomes_total', outcomes),
+    ];
+    await request(t.app)
+      .post(`/api/alert-channels/${channel.body.id as string}/test`)
+      .set(auth)
+      .expect(200);
+    expect(await series('alert_delivery_attempts_total', attempts)).toBe(attemptsBefore + 1);
+    expect(await series('alert_delivery_outcomes_total', outcomes)).toBe(outcomesBefore + 1);
+  });
+});
+
+describe('the worker metrics endpoint', () => {
+  it('when asked for /metrics, then it answers the registry; any other path 404', async () => {
+    const server = await serveMetrics('127.0.0.1', 0);
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const res = await fetch(`${base}/metrics`);
+      expect(res.status).toBe(200);
+      expect(await res.text()).toContain('alert_delivery_outcomes_total');
+      expect((await fetch(`${base}/other`)).status).toBe(404);
+    } finally {
+      server.close();
+    }
+  });
+});
