@@ -41,6 +41,7 @@ import { errorHandler, notFoundHandler } from './http/errors';
 import { requestLogging } from './http/request-logging';
 import { requestMetrics } from './http/request-metrics';
 import { metricsHandler } from './metrics';
+import { openApiDocument } from './openapi/document';
 import { apiKeyLayer, type RefusedCredential } from './http/api-key-auth';
 import { requireSession, requireSessionOrApiKey } from './http/session-auth';
 import { ApiKeysRepository } from './keys/api-keys.repository';
@@ -142,6 +143,8 @@ export function createApp({
   app.use(cookieParser());
 
   app.get('/metrics', metricsHandler);
+  const reference = openApiDocument(config.PUBLIC_BASE_URL);
+  app.get('/openapi.json', (_req, res) => void res.json(reference));
   app.use(healthRoutes({ db: mongo.db, indexes: ALL_INDEXES, temporal }));
   app.use(foreignCredentialTripwire(refused));
   app.use(apiKeyLayer({ keys, trail, clock, refused }));

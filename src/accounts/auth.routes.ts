@@ -8,12 +8,12 @@ import type { AuthService, IssuedSession } from './auth.service';
 
 export const REFRESH_COOKIE = 'svc_refresh';
 
-const credentialsSchema = z.object({
+export const credentialsSchema = z.object({
   email: z.email().max(254),
   password: z.string().min(12, 'must be at least 12 characters').max(256),
 });
 
-const loginSchema = z.object({
+export const loginSchema = z.object({
   email: z.string().min(1).max(254),
   password: z.string().min(1).max(256),
 });

@@ -10,7 +10,7 @@ const telegramChatId = z
   .string()
   .regex(/^(-?\d{1,20}|@[A-Za-z][A-Za-z0-9_]{4,31})$/, 'a numeric chat id or an @channel name');
 
-const updateSchema = z.object({ telegram_chat_id: telegramChatId.nullable() }).strict();
+export const updateSchema = z.object({ telegram_chat_id: telegramChatId.nullable() }).strict();
 
 function describe(user: User) {
   return { telegram_chat_id: user.telegramChatId ?? null };

@@ -14,7 +14,7 @@ import {
 } from './agent-workflows';
 import type { Agent, AgentsRepository } from './agents.repository';
 
-const registerSchema = z
+export const registerSchema = z
   .object({
     name: z.string().trim().min(1).max(100),
     heartbeat_interval_seconds: z.number().int().min(1).max(86_400),
@@ -22,7 +22,7 @@ const registerSchema = z
   })
   .strict();
 
-const blockedSkillSchema = z
+export const blockedSkillSchema = z
   .object({
     skill: z.string().trim().min(1).max(200),
     reason: z.string().trim().max(500).default(''),

@@ -15,7 +15,7 @@ import { testAlertPayload } from './payload';
 
 const MIN_SECRET = 16;
 
-const createSchema = z.object({
+export const createSchema = z.object({
   kind: z.enum(CHANNEL_KINDS),
   name: z.string().trim().min(1).max(100),
   url: z.string().min(1).max(2048),
@@ -23,7 +23,7 @@ const createSchema = z.object({
 });
 
 /** The same fields (the kind is fixed once created), each optional, plus enable/disable. */
-const updateSchema = createSchema
+export const updateSchema = createSchema
   .omit({ kind: true })
   .extend({ disabled: z.boolean() })
   .partial()

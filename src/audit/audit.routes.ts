@@ -5,7 +5,7 @@ import type { EvidenceService } from '../evidence/evidence.service';
 import { sessionOf } from '../http/session-auth';
 import type { AuditTrail } from './audit-trail';
 
-const pageSchema = z.object({
+export const pageSchema = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
   before: z.coerce.number().int().min(1).optional(),
 });

@@ -7,7 +7,7 @@ import { validateBody } from '../http/validate';
 import type { CanariesRepository, Canary } from './canaries.repository';
 import { CANARY_KINDS, makeDecoy, type CanaryKind, type DecoySettings } from './decoys';
 
-const plantSchema = z
+export const plantSchema = z
   .object({
     kind: z.enum(CANARY_KINDS),
     memo: z.string().trim().max(500).default(''),

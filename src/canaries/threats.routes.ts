@@ -22,7 +22,7 @@ const cursor = z.string().transform((value, ctx) => {
   return z.NEVER;
 });
 
-const pageSchema = z
+export const pageSchema = z
   .object({
     limit: z.coerce.number().int().min(1).max(200).default(50),
     canary_id: z.string().min(1).optional(),

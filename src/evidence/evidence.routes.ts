@@ -11,7 +11,7 @@ import { refuseEvidenceDeletionByApiKey } from './evidence-protection';
 import type { EvidenceRepository } from './evidence.repository';
 import type { EvidenceService } from './evidence.service';
 
-const exportQuery = z.object({ format: z.enum(['json', 'pdf']).optional() });
+export const exportQuery = z.object({ format: z.enum(['json', 'pdf']).optional() });
 
 interface EvidenceRoutesDeps {
   evidence: EvidenceRepository;

@@ -17,7 +17,7 @@ const DECOYS: Record<TrapKind, CanaryKind[]> = {
   credentials: ['api_key', 'aws_access_key', 'database_url'],
 };
 
-const createSchema = z
+export const createSchema = z
   .object({
     name: z.string().trim().min(1).max(100),
     kind: z.enum(TRAP_KINDS),
@@ -25,7 +25,7 @@ const createSchema = z
   })
   .strict();
 
-const deleteQuery = z.object({ force: z.enum(['true', 'false']).optional() }).strict();
+export const deleteQuery = z.object({ force: z.enum(['true', 'false']).optional() }).strict();
 
 interface HoneypotDeps {
   traps: TrapsRepository;

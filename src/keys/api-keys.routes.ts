@@ -5,12 +5,12 @@ import type { ApiKey } from './api-keys.repository';
 import type { ApiKeysService } from './api-keys.service';
 import { MAX_SCOPES } from './scopes';
 
-const createSchema = z.object({
+export const createSchema = z.object({
   name: z.string().trim().min(1).max(100).optional(),
   scopes: z.array(z.string().max(100)).max(MAX_SCOPES, `at most ${MAX_SCOPES} entries`).optional(),
 });
 
-const revokeSchema = z.object({ key: z.string().min(1).max(200) });
+export const revokeSchema = z.object({ key: z.string().min(1).max(200) });
 
 /** The key as lists show it: never the value or its hash. */
 function describeKey(key: ApiKey) {

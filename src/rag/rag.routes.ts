@@ -13,18 +13,18 @@ import type { DocumentsRepository, RagDocument } from './documents.repository';
 
 const MAX_TEXT = 1_000_000;
 
-const registerSchema = z
+export const registerSchema = z
   .object({
     title: z.string().trim().min(1).max(200),
     content: z.string().min(1).max(MAX_TEXT),
   })
   .strict();
 
-const leakSchema = z
+export const leakSchema = z
   .object({ text: z.string().min(1).max(MAX_TEXT), source: z.string().max(200).optional() })
   .strict();
 
-const deleteQuery = z.object({ force: z.enum(['true', 'false']).optional() }).strict();
+export const deleteQuery = z.object({ force: z.enum(['true', 'false']).optional() }).strict();
 
 /** Where the marker goes: a reference line at the end, kept by chunkers and copied with the text. */
 export function markContent(content: string, marker: string): string {

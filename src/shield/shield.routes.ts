@@ -5,12 +5,12 @@ import { callerAccountId, ownAccountOnly } from '../http/caller';
 import { validateBody } from '../http/validate';
 import type { ShieldInspector } from './shield.service';
 
-const inspectSchema = z.object({
+export const inspectSchema = z.object({
   user_id: z.string().min(1),
   user_message: z.string().max(32_768),
 });
 
-const historyQuery = z
+export const historyQuery = z
   .object({
     limit: z.coerce.number().int().min(1).max(200).default(50),
     before: z.coerce.number().int().min(1).optional(),

@@ -13,6 +13,16 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 describe('request plumbing', () => {
+  it('when /openapi.json is asked for, then the API reference comes without credentials', async () => {
+    const res = await request(t.app).get('/openapi.json');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      openapi: '3.1.0',
+      servers: [{ url: t.config.PUBLIC_BASE_URL }],
+    });
+    expect(res.body.paths['/shield/inspect'].post['x-required-scope']).toBe('shield:write');
+  });
+
   it('when a route is unknown, then it answers 404 JSON with a detail', async () => {
     const res = await request(t.app).get('/no/such/route');
     expect(res.status).toBe(404);
