@@ -42,6 +42,7 @@ import { requestLogging } from './http/request-logging';
 import { requestMetrics } from './http/request-metrics';
 import { metricsHandler } from './metrics';
 import { openApiDocument } from './openapi/document';
+import { referencePage } from './openapi/reference-page';
 import { apiKeyLayer, type RefusedCredential } from './http/api-key-auth';
 import { requireSession, requireSessionOrApiKey } from './http/session-auth';
 import { ApiKeysRepository } from './keys/api-keys.repository';
@@ -145,6 +146,8 @@ export function createApp({
   app.get('/metrics', metricsHandler);
   const reference = openApiDocument(config.PUBLIC_BASE_URL);
   app.get('/openapi.json', (_req, res) => void res.json(reference));
+  const referenceHtml = referencePage(reference);
+  app.get('/docs', (_req, res) => void res.type('html').send(referenceHtml));
   app.use(healthRoutes({ db: mongo.db, indexes: ALL_INDEXES, temporal }));
   app.use(foreignCredentialTripwire(refused));
   app.use(apiKeyLayer({ keys, trail, clock, refused }));

@@ -74,6 +74,13 @@ export const OPERATIONS: Operation[] = [
     success: ok('The OpenAPI 3.1 document'),
   },
   {
+    method: 'get',
+    path: '/docs',
+    summary: 'This reference as a readable page',
+    auth: 'none',
+    success: { status: 200, description: 'HTML', contentType: 'text/html' },
+  },
+  {
     method: 'post',
     path: '/api/auth/signup',
     summary: 'Create an account',

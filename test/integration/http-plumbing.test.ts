@@ -21,6 +21,10 @@ describe('request plumbing', () => {
       servers: [{ url: t.config.PUBLIC_BASE_URL }],
     });
     expect(res.body.paths['/shield/inspect'].post['x-required-scope']).toBe('shield:write');
+    const page = await request(t.app).get('/docs');
+    expect(page.type).toBe('text/html');
+    expect(page.text).toContain('<code>POST /shield/inspect</code>');
+    expect(page.text).toContain('scope <code>shield:write</code>');
   });
 
   it('when a route is unknown, then it answers 404 JSON with a detail', async () => {
