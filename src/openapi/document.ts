@@ -51,6 +51,7 @@ function responses(op: Operation, scope: string | undefined) {
     },
   };
   if (op.body || op.query) out[422] = error('A field is invalid: `detail` names it');
+  if (op.body) out[413] = error('The body is larger than BODY_LIMIT');
   if (op.auth !== 'none') out[401] = error('Missing or invalid credentials');
   if (op.auth === 'apiKey' || op.auth === 'sessionOrApiKey' || op.path.includes('{')) {
     out[403] = error(

@@ -422,7 +422,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'Public hash check',
     auth: 'none',
     success: ok('`{content_hash, exists, intact, sealed_at, algorithm}`'),
-    errors: { 429: 'Too many checks' },
+    errors: { 422: 'Not a SHA-256 hex digest', 429: 'Too many checks' },
   },
   {
     method: 'get',
