@@ -1,10 +1,10 @@
 import type { Db } from 'mongodb';
 import { AgentsRepository } from '../src/agent/agents.repository';
-import { alertPayloadSchema, type AlertPayload } from '../src/alerts/payload';
+import { tripwireAlertPayload } from '../src/alerts/payload';
 import { ThreatsRepository } from '../src/canaries/threats.repository';
-import { EvidenceStore } from '../src/evidence/evidence.store';
+import type { EvidenceStore } from '../src/evidence/evidence.store';
 import type { AgentAlertReason, AlertPayloadJson } from '../workflows/shared';
-import { THREAT_ALERT_KIND } from './threat-alert.activities';
+import { sealThreatAlert } from './threat-alert.activities';
 
 const DAY_MS = 86_400_000;
 
@@ -24,10 +24,9 @@ function describeReason(name: string, intervalSeconds: number, reason: AgentAler
   };
 }
 
-export function agentWatchActivities({ db }: { db: Db }) {
+export function agentWatchActivities({ db, evidence }: { db: Db; evidence: EvidenceStore }) {
   const agents = new AgentsRepository(db);
   const threats = new ThreatsRepository(db);
-  const evidence = new EvidenceStore(db, () => new Date());
 
   return {
     /** Records and seals an agent alert as a threat event and returns its payload (idempotent). */
@@ -48,23 +47,15 @@ export function agentWatchActivities({ db }: { db: Db }) {
         input.reason,
       );
       const platform = agent?.platform ?? 'agent';
-      const payload: AlertPayload = alertPayloadSchema.parse({
-        version: '1',
-        event: 'canary.tripwire_triggered',
-        sentAt: now.toISOString(),
-        data: {
-          event: 'canary.tripwire_triggered',
-          ...risk,
-          platform,
-          canaryId: input.agentId,
-          canaryAgeDays: agent
-            ? Math.floor((now.getTime() - agent.createdAt.getTime()) / DAY_MS)
-            : 0,
-          attacker: NO_ATTACKER,
-          interpretation,
-          threatEventId: input.threatEventId,
-          triggeredAt: now.toISOString(),
-        },
+      const payload = tripwireAlertPayload(now, {
+        ...risk,
+        platform,
+        canaryId: input.agentId,
+        canaryAgeDays: agent ? Math.floor((now.getTime() - agent.createdAt.getTime()) / DAY_MS) : 0,
+        attacker: NO_ATTACKER,
+        interpretation,
+        threatEventId: input.threatEventId,
+        triggeredAt: now.toISOString(),
       });
       await threats.recordEvent({
         id: input.threatEventId,
@@ -78,17 +69,10 @@ export function agentWatchActivities({ db }: { db: Db }) {
         hitCount: 1,
         alert: null,
       });
-      await evidence.append(input.accountId, {
-        logId: `evd_alert_${input.threatEventId}`,
-        kind: THREAT_ALERT_KIND,
-        data: {
-          threat_event_id: input.threatEventId,
-          agent_id: input.agentId,
-          reason: input.reason,
-          payload,
-        },
+      await sealThreatAlert({ evidence, threats }, input.accountId, payload, {
+        agent_id: input.agentId,
+        reason: input.reason,
       });
-      await threats.recordAlert(input.threatEventId, payload);
       return payload;
     },
   };

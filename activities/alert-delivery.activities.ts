@@ -20,7 +20,7 @@ import { httpAttempt, postOnce, type Attempt } from '../src/alerts/http-delivery
 import { alertPayloadSchema, type AlertPayload } from '../src/alerts/payload';
 import { UsersRepository } from '../src/accounts/users.repository';
 import { DELIVERY_OUTCOME_KIND } from '../src/audit/audit-trail';
-import { EvidenceStore } from '../src/evidence/evidence.store';
+import type { EvidenceStore } from '../src/evidence/evidence.store';
 import { deliveryAttempts, deliveryOutcomes } from '../src/metrics';
 import {
   DELIVERY_REJECTED,
@@ -36,13 +36,18 @@ export interface AlertDeliveryDeps {
   /** ALLOW_PRIVATE_WEBHOOK_TARGETS: development and tests only. */
   allowPrivateTargets: boolean;
   builtIns: BuiltInSettings;
+  evidence: EvidenceStore;
 }
 
-export function alertDeliveryActivities({ db, allowPrivateTargets, builtIns }: AlertDeliveryDeps) {
+export function alertDeliveryActivities({
+  db,
+  allowPrivateTargets,
+  builtIns,
+  evidence,
+}: AlertDeliveryDeps) {
   const channels = new ChannelsRepository(db);
   const users = new UsersRepository(db);
   const deliveries = new DeliveriesRepository(db);
-  const evidence = new EvidenceStore(db, () => new Date());
   const mailer = builtIns.smtpUrl && new AlertMailer(builtIns.smtpUrl, builtIns.smtpFrom);
   const telegram = builtIns.telegramBotToken && {
     token: builtIns.telegramBotToken,

@@ -1,10 +1,10 @@
 import type { Db } from 'mongodb';
-import { alertPayloadSchema, type AlertPayload } from '../src/alerts/payload';
+import { tripwireAlertPayload, type AlertPayload } from '../src/alerts/payload';
 import { CanariesRepository } from '../src/canaries/canaries.repository';
 import { IpEnricher, type IpEnrichment } from '../src/canaries/enrichment';
 import { assessRisk, interpret } from '../src/canaries/risk';
 import { ThreatsRepository } from '../src/canaries/threats.repository';
-import { EvidenceStore } from '../src/evidence/evidence.store';
+import type { EvidenceStore } from '../src/evidence/evidence.store';
 import type { AlertPayloadJson } from '../workflows/shared';
 
 export const THREAT_ALERT_KIND = 'threat.alert';
@@ -12,7 +12,25 @@ const DAY_MS = 86_400_000;
 
 export interface ThreatAlertDeps {
   db: Db;
+  /** The worker's one store, shared by every activity (one group commit per account). */
+  evidence: EvidenceStore;
   enricher: IpEnricher;
+}
+
+/** Keeps a threat event's payload and seals it, once per event (the log id is fixed). */
+export async function sealThreatAlert(
+  deps: { evidence: EvidenceStore; threats: ThreatsRepository },
+  accountId: string,
+  payload: AlertPayload,
+  details: object,
+): Promise<void> {
+  const threatEventId = payload.data.threatEventId!;
+  await deps.evidence.append(accountId, {
+    logId: `evd_alert_${threatEventId}`,
+    kind: THREAT_ALERT_KIND,
+    data: { threat_event_id: threatEventId, ...details, payload },
+  });
+  await deps.threats.recordAlert(threatEventId, payload);
 }
 
 const NO_PLACE = { ip: '', country: '', city: '', org: '' };
@@ -21,10 +39,9 @@ function place({ ip, country, city, org }: IpEnrichment) {
   return { ip, country, city, org };
 }
 
-export function threatAlertActivities({ db, enricher }: ThreatAlertDeps) {
+export function threatAlertActivities({ db, evidence, enricher }: ThreatAlertDeps) {
   const threats = new ThreatsRepository(db);
   const canaries = new CanariesRepository(db);
-  const evidence = new EvidenceStore(db, () => new Date());
 
   return {
     /**
@@ -61,37 +78,26 @@ export function threatAlertActivities({ db, enricher }: ThreatAlertDeps) {
         hits,
         ageDays,
       });
-      const payload: AlertPayload = alertPayloadSchema.parse({
-        version: '1',
-        event: 'canary.tripwire_triggered',
-        sentAt: now.toISOString(),
-        data: {
-          event: 'canary.tripwire_triggered',
-          alertLevel: risk.alertLevel,
-          platform: event.platform,
-          canaryId: event.canaryId,
-          canaryAgeDays: ageDays,
-          attacker,
-          ...(mail && { mailServer: place(looked) }),
-          riskScore: risk.riskScore,
-          riskLevel: risk.riskLevel,
-          interpretation: interpret({
-            kind: event.canaryKind,
-            plantedOn: canary?.platform ?? null,
-            attackerType: attacker.type,
-            sourceIp: event.source.ip,
-            hits,
-          }),
-          threatEventId: event.id,
-          triggeredAt: event.firstHitAt.toISOString(),
-        },
+      const payload = tripwireAlertPayload(now, {
+        alertLevel: risk.alertLevel,
+        platform: event.platform,
+        canaryId: event.canaryId,
+        canaryAgeDays: ageDays,
+        attacker,
+        ...(mail && { mailServer: place(looked) }),
+        riskScore: risk.riskScore,
+        riskLevel: risk.riskLevel,
+        interpretation: interpret({
+          kind: event.canaryKind,
+          plantedOn: canary?.platform ?? null,
+          attackerType: attacker.type,
+          sourceIp: event.source.ip,
+          hits,
+        }),
+        threatEventId: event.id,
+        triggeredAt: event.firstHitAt.toISOString(),
       });
-      await evidence.append(event.accountId, {
-        logId: `evd_alert_${event.id}`,
-        kind: THREAT_ALERT_KIND,
-        data: { threat_event_id: event.id, hits, payload },
-      });
-      await threats.recordAlert(event.id, payload);
+      await sealThreatAlert({ evidence, threats }, event.accountId, payload, { hits });
       return payload;
     },
   };

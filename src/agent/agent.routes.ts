@@ -2,7 +2,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { Router, type Response } from 'express';
 import { z } from 'zod';
 import type { Clock } from '../clock';
-import { callerAccountId } from '../http/caller';
+import { callerAccountId, ownedByCaller } from '../http/caller';
 import { AppError } from '../http/errors';
 import { validateBody } from '../http/validate';
 import type { Temporal } from '../temporal/client';
@@ -53,14 +53,8 @@ export function agentRoutes(deps: {
   const { agents, temporal, clock } = deps;
   const router = Router();
 
-  const owned = async (res: Response, agentId: string) => {
-    const agent = await agents.findById(agentId);
-    if (!agent) throw new AppError(404, `No agent ${agentId}`);
-    if (agent.accountId !== callerAccountId(res)) {
-      throw new AppError(403, `Agent ${agentId} belongs to another account`);
-    }
-    return agent;
-  };
+  const owned = async (res: Response, agentId: string) =>
+    ownedByCaller(res, await agents.findById(agentId), `agent ${agentId}`);
 
   /** A watch that is gone (retired meanwhile) answers like an unknown agent. */
   const toWatch = async (agentId: string, send: () => Promise<void>) => {

@@ -1,6 +1,7 @@
 import { Router, type Response } from 'express';
 import { z } from 'zod';
 import type { Clock } from '../clock';
+import { ownedByCaller } from '../http/caller';
 import { AppError } from '../http/errors';
 import { sessionOf } from '../http/session-auth';
 import { resolveSafeTarget, UnsafeTargetError, type TargetPolicy } from './address-safety';
@@ -90,14 +91,8 @@ export function channelsRoutes({
       throw err;
     }
   };
-  const owned = async (res: Response, channelId: string) => {
-    const channel = await channels.findById(channelId);
-    if (!channel) throw new AppError(404, `No alert channel ${channelId}`);
-    if (channel.accountId !== sessionOf(res).userId) {
-      throw new AppError(403, `Alert channel ${channelId} belongs to another account`);
-    }
-    return channel;
-  };
+  const owned = async (res: Response, channelId: string) =>
+    ownedByCaller(res, await channels.findById(channelId), `alert channel ${channelId}`);
 
   router.post('/', async (req, res) => {
     const body = createSchema.parse(req.body);

@@ -57,6 +57,20 @@ export const alertPayloadSchema = z
 
 export type AlertPayload = z.infer<typeof alertPayloadSchema>;
 
+/** A fired canary's (or watched agent's) alert: the v1 envelope around its data, validated. */
+export function tripwireAlertPayload(
+  sentAt: Date,
+  data: Omit<AlertPayload['data'], 'event' | 'test'>,
+): AlertPayload {
+  const event = 'canary.tripwire_triggered';
+  return alertPayloadSchema.parse({
+    version: '1',
+    event,
+    sentAt: sentAt.toISOString(),
+    data: { event, ...data },
+  });
+}
+
 /** The synthetic alert a channel test sends: clearly a test, never an incident. */
 export function testAlertPayload(now: Date): AlertPayload {
   const at = now.toISOString();

@@ -1,8 +1,7 @@
 import { Router, type RequestHandler, type Response } from 'express';
 import { z } from 'zod';
 import type { Clock } from '../clock';
-import { callerAccountId } from '../http/caller';
-import { AppError } from '../http/errors';
+import { callerAccountId, ownedByCaller } from '../http/caller';
 import { validateBody } from '../http/validate';
 import type { CanariesRepository, Canary } from './canaries.repository';
 import { CANARY_KINDS, makeDecoy, type CanaryKind, type DecoySettings } from './decoys';
@@ -56,14 +55,8 @@ interface CanaryRoutesDeps {
 export function canariesRoutes({ canaries, decoys, clock, meterPlant }: CanaryRoutesDeps): Router {
   const router = Router();
 
-  const owned = async (res: Response, canaryId: string) => {
-    const canary = await canaries.findById(canaryId);
-    if (!canary) throw new AppError(404, `No canary ${canaryId}`);
-    if (canary.accountId !== callerAccountId(res)) {
-      throw new AppError(403, `Canary ${canaryId} belongs to another account`);
-    }
-    return canary;
-  };
+  const owned = async (res: Response, canaryId: string) =>
+    ownedByCaller(res, await canaries.findById(canaryId), `canary ${canaryId}`);
 
   router.post('/', validateBody(plantSchema), meterPlant, async (req, res) => {
     const body = req.body as z.infer<typeof plantSchema>;

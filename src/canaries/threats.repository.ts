@@ -138,6 +138,11 @@ export class ThreatsRepository {
     await this.events.updateOne({ _id: threatEventId }, { $set: { alert } });
   }
 
+  /** How many hits these canaries have, without reading them. */
+  async countHits(accountId: string, canaryIds: string[]): Promise<number> {
+    return this.hits.countDocuments({ accountId, canaryId: { $in: canaryIds } });
+  }
+
   /** Every hit on these canaries (a trap's or a document's evidence). */
   async hitsOf(accountId: string, canaryIds: string[]): Promise<ThreatHit[]> {
     const docs = await this.hits.find({ accountId, canaryId: { $in: canaryIds } }).toArray();

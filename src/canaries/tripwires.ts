@@ -7,7 +7,7 @@ import { KeyedBatches } from '../keyed-batches';
 import type { Logger } from '../logger';
 import type { Temporal } from '../temporal/client';
 import { signalThreatAlert } from '../alerts/alert-workflows';
-import type { CanariesRepository, Canary } from './canaries.repository';
+import type { CanariesRepository } from './canaries.repository';
 import type { HitSource, HitVia, ThreatHit, ThreatsRepository } from './threats.repository';
 
 export const THREAT_HIT_KIND = 'threat.hit';
@@ -50,7 +50,7 @@ export function platformOf(userAgent: string): string {
  * canary and source are group-committed (evidence, hit log, event count, one signal per batch).
  */
 export class Tripwires {
-  private readonly batches: KeyedBatches<HitReport & { canary: Canary }, void>;
+  private readonly batches: KeyedBatches<HitReport, void>;
   private readonly inFlight = new Set<Promise<void>>();
 
   constructor(private readonly deps: TripwireDeps) {
@@ -83,7 +83,8 @@ export class Tripwires {
 
   /** Records the hit in the background; failures are logged with the whole hit, never dropped silently. */
   report(hit: HitReport): void {
-    const task = this.recordHit(hit).catch((err: unknown) => {
+    const source = hit.source.mailServer?.ip ?? hit.source.ip;
+    const task = this.batches.submit(`${hit.canaryId}|${source}`, hit).catch((err: unknown) => {
       this.deps.log.error({ err, hit }, 'tripwire hit could not be recorded');
     });
     this.inFlight.add(task);
@@ -95,20 +96,12 @@ export class Tripwires {
     while (this.inFlight.size) await Promise.all([...this.inFlight]);
   }
 
-  private async recordHit(hit: HitReport): Promise<void> {
-    const canary = await this.deps.canaries.findById(hit.canaryId);
-    if (!canary || canary.retiredAt) return;
-    const source = hit.source.mailServer?.ip ?? hit.source.ip;
-    await this.batches.submit(`${canary.id}|${source}`, { ...hit, canary });
-  }
-
-  private async record(
-    stormKey: string,
-    hits: (HitReport & { canary: Canary })[],
-  ): Promise<void[]> {
+  /** One batch of one canary and source: the canary is read once, and a retired one records nothing. */
+  private async record(stormKey: string, hits: HitReport[]): Promise<void[]> {
     const { threats, evidence, temporal, clock, settings } = this.deps;
-    const [first] = hits as [HitReport & { canary: Canary }];
-    const { canary } = first;
+    const [first] = hits as [HitReport];
+    const canary = await this.deps.canaries.findById(first.canaryId);
+    if (!canary || canary.retiredAt) return hits.map(() => undefined);
     const now = clock();
     let threatEventId = await threats.openStorm(stormKey, now);
     if (!threatEventId) {

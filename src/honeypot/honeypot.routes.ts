@@ -6,8 +6,7 @@ import { makeDecoy, type CanaryKind, type DecoySettings } from '../canaries/deco
 import type { EvidenceBoundRemoval } from '../canaries/evidence-bound-removal';
 import type { ThreatsRepository } from '../canaries/threats.repository';
 import type { Clock } from '../clock';
-import { callerAccountId } from '../http/caller';
-import { AppError } from '../http/errors';
+import { callerAccountId, ownedByCaller } from '../http/caller';
 import { validateBody } from '../http/validate';
 import { TRAP_KINDS, type Trap, type TrapKind, type TrapsRepository } from './traps.repository';
 
@@ -42,25 +41,19 @@ export function honeypotRoutes(deps: HoneypotDeps): Router {
   const { traps, canaries, threats, removal, decoys, clock, meterPlant } = deps;
   const router = Router();
 
-  const owned = async (res: Response, trapId: string) => {
-    const trap = await traps.findById(trapId);
-    if (!trap) throw new AppError(404, `No trap ${trapId}`);
-    if (trap.accountId !== callerAccountId(res)) {
-      throw new AppError(403, `Trap ${trapId} belongs to another account`);
-    }
-    return trap;
-  };
+  const owned = async (res: Response, trapId: string) =>
+    ownedByCaller(res, await traps.findById(trapId), `trap ${trapId}`);
 
   const describe = async (trap: Trap) => {
     const now = clock();
     const members = await Promise.all(trap.canaryIds.map((id) => canaries.findById(id)));
-    const hits = await threats.hitsOf(trap.accountId, trap.canaryIds);
+    const hitCount = await threats.countHits(trap.accountId, trap.canaryIds);
     return {
       trap_id: trap.id,
       name: trap.name,
       kind: trap.kind,
       decoys: members.filter((c): c is Canary => c !== null).map((c) => describeCanary(c, now)),
-      hit_count: hits.length,
+      hit_count: hitCount,
       created_at: trap.createdAt.toISOString(),
     };
   };

@@ -41,3 +41,22 @@ export const ownAccountOnly: RequestHandler = (req, res, next) => {
   }
   next();
 };
+
+/**
+ * The one ownership rule for a resource named in a path: 404 when it does not exist, 403 when
+ * another account owns it. `label` names it as the answer should, e.g. `canary cnr_…`.
+ */
+export function ownedByCaller<T extends { accountId: string }>(
+  res: Response,
+  resource: T | null,
+  label: string,
+): T {
+  if (!resource) throw new AppError(404, `No ${label}`);
+  if (resource.accountId !== callerAccountId(res)) {
+    throw new AppError(
+      403,
+      `${label[0]!.toUpperCase()}${label.slice(1)} belongs to another account`,
+    );
+  }
+  return resource;
+}

@@ -6,8 +6,7 @@ import type { EvidenceBoundRemoval } from '../canaries/evidence-bound-removal';
 import type { ThreatsRepository } from '../canaries/threats.repository';
 import type { Tripwires } from '../canaries/tripwires';
 import type { Clock } from '../clock';
-import { callerAccountId } from '../http/caller';
-import { AppError } from '../http/errors';
+import { callerAccountId, ownedByCaller } from '../http/caller';
 import { validateBody } from '../http/validate';
 import type { DocumentsRepository, RagDocument } from './documents.repository';
 
@@ -47,14 +46,8 @@ export function ragRoutes(deps: RagDeps): Router {
   const { documents, canaries, threats, tripwires, removal, decoys, clock, meterPlant } = deps;
   const router = Router();
 
-  const owned = async (res: Response, documentId: string) => {
-    const document = await documents.findById(documentId);
-    if (!document) throw new AppError(404, `No document ${documentId}`);
-    if (document.accountId !== callerAccountId(res)) {
-      throw new AppError(403, `Document ${documentId} belongs to another account`);
-    }
-    return document;
-  };
+  const owned = async (res: Response, documentId: string) =>
+    ownedByCaller(res, await documents.findById(documentId), `document ${documentId}`);
 
   const describe = async (document: RagDocument) => ({
     document_id: document.id,
@@ -62,7 +55,7 @@ export function ragRoutes(deps: RagDeps): Router {
     marker: document.marker,
     canary_id: document.canaryId,
     content_length: document.contentLength,
-    leak_count: (await threats.hitsOf(document.accountId, [document.canaryId])).length,
+    leak_count: await threats.countHits(document.accountId, [document.canaryId]),
     created_at: document.createdAt.toISOString(),
   });
 

@@ -1,23 +1,15 @@
 import request from 'supertest';
 import { createKey, signUpAndLogIn } from '../support/accounts';
-import { Receiver } from '../support/receiver';
-import { createTestApp, testConfig, type TestApp } from '../support/test-app';
-import { startTestWorker } from '../support/test-worker';
+import { startAlertStack } from '../support/alert-stack';
+import type { Receiver } from '../support/receiver';
+import type { TestApp } from '../support/test-app';
 
 let t: TestApp;
-let worker: { stop(): Promise<void> };
 let receiver: Receiver;
+let stop: () => Promise<void>;
 
-beforeAll(async () => {
-  t = await createTestApp({ config: testConfig({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' }) });
-  worker = await startTestWorker(t.mongo.db, t.config.TEMPORAL_TASK_QUEUE);
-  receiver = await Receiver.start();
-});
-afterAll(async () => {
-  await worker.stop();
-  await receiver.stop();
-  await t.close();
-});
+beforeAll(async () => ({ t, receiver, stop } = await startAlertStack()));
+afterAll(() => stop());
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -32,7 +24,7 @@ async function account() {
   const { key } = await createKey(t.app, who.token, { scopes: ['agent:read', 'agent:write'] });
   const alerts = () =>
     receiver.hitsOn(alertsPath).map((h) => JSON.parse(h.rawBody.toString()) as unknown);
-  return { who, key, alerts };
+  return { who, key, alerts, alertsPath };
 }
 
 async function register(key: string, seconds: number) {
@@ -48,8 +40,7 @@ describe('agent watch', () => {
   it('when an agent goes silent past its interval, then exactly one alert, with no attacker', async () => {
     const a = await account();
     await register(a.key, 2);
-    const deadline = Date.now() + 15_000;
-    while (!a.alerts().length && Date.now() < deadline) await sleep(200);
+    await receiver.waitFor(a.alertsPath, 1, 15_000);
     await sleep(5_000); // two more intervals of silence
     expect(a.alerts()).toHaveLength(1);
     const events = (
@@ -91,8 +82,7 @@ describe('agent watch', () => {
       .set('X-API-Key', a.key)
       .send({ skill: 'shell.exec', reason: 'prompt asked to run curl | sh' })
       .expect(202);
-    const deadline = Date.now() + 15_000;
-    while (!a.alerts().length && Date.now() < deadline) await sleep(200);
+    await receiver.waitFor(a.alertsPath, 1, 15_000);
     expect(a.alerts()).toHaveLength(1);
     const [event] = (
       await request(t.app)

@@ -3,24 +3,16 @@ import { startAlert } from '../../src/alerts/alert-workflows';
 import { freePort } from '../../tools/stack';
 import { tripwirePayload } from '../support/alerts';
 import { signUpAndLogIn, type SignedIn } from '../support/accounts';
-import { Receiver } from '../support/receiver';
-import { createTestApp, testConfig, type TestApp } from '../support/test-app';
-import { startTestWorker } from '../support/test-worker';
+import { startAlertStack } from '../support/alert-stack';
+import type { Receiver } from '../support/receiver';
+import { createTestApp, type TestApp } from '../support/test-app';
 
 let t: TestApp;
-let worker: { stop(): Promise<void> };
 let receiver: Receiver;
+let stop: () => Promise<void>;
 
-beforeAll(async () => {
-  t = await createTestApp({ config: testConfig({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' }) });
-  worker = await startTestWorker(t.mongo.db, t.config.TEMPORAL_TASK_QUEUE);
-  receiver = await Receiver.start();
-});
-afterAll(async () => {
-  await worker.stop();
-  await receiver.stop();
-  await t.close();
-});
+beforeAll(async () => ({ t, receiver, stop } = await startAlertStack()));
+afterAll(() => stop());
 
 const SECRET = 'delivery-test-secret-123';
 const as = (who: SignedIn) => ({ Authorization: `Bearer ${who.token}` });

@@ -69,22 +69,16 @@ async function plant(who: SignedIn, kind: string, extra: object = {}) {
 
 /** The verified alerts at a receiver path, waiting until `count` have arrived. */
 async function alertsAt(path: string, count = 1, timeoutMs = 30_000): Promise<AlertPayload[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const hits = receiver.hitsOn(path);
-    if (hits.length >= count || Date.now() > deadline) {
-      return hits.map((h) => {
-        const check = verifyWebhookSignature(SECRET, {
-          rawBody: h.rawBody,
-          timestamp: h.headers['x-service-timestamp'] as string,
-          signature: h.headers['x-service-signature'] as string,
-        });
-        expect(check).toEqual({ ok: true });
-        return alertPayloadSchema.parse(JSON.parse(h.rawBody.toString()));
-      });
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const hits = await receiver.waitFor(path, count, timeoutMs);
+  return hits.map((h) => {
+    const check = verifyWebhookSignature(SECRET, {
+      rawBody: h.rawBody,
+      timestamp: h.headers['x-service-timestamp'] as string,
+      signature: h.headers['x-service-signature'] as string,
+    });
+    expect(check).toEqual({ ok: true });
+    return alertPayloadSchema.parse(JSON.parse(h.rawBody.toString()));
+  });
 }
 
 describe('a decoy API key presented to the API', () => {

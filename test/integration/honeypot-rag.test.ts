@@ -1,31 +1,23 @@
 import request from 'supertest';
 import { createKey, signUpAndLogIn, type SignedIn } from '../support/accounts';
-import { Receiver } from '../support/receiver';
-import { createTestApp, testConfig, type TestApp } from '../support/test-app';
-import { startTestWorker } from '../support/test-worker';
+import { startAlertStack } from '../support/alert-stack';
+import type { Receiver } from '../support/receiver';
+import type { TestApp } from '../support/test-app';
 
 const SECRET = 'honeypot-test-webhook-secret';
 
 let t: TestApp;
-let worker: { stop(): Promise<void> };
 let receiver: Receiver;
+let stop: () => Promise<void>;
 
-beforeAll(async () => {
-  t = await createTestApp({
-    config: testConfig({
+beforeAll(
+  async () =>
+    ({ t, receiver, stop } = await startAlertStack({
       TRUST_PROXY: 'loopback',
-      ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true',
       ALERT_GATHER_MS: '300',
-    }),
-  });
-  worker = await startTestWorker(t.mongo.db, t.config.TEMPORAL_TASK_QUEUE);
-  receiver = await Receiver.start();
-});
-afterAll(async () => {
-  await worker.stop();
-  await receiver.stop();
-  await t.close();
-});
+    })),
+);
+afterAll(() => stop());
 
 const as = (who: SignedIn) => ({ Authorization: `Bearer ${who.token}` });
 
@@ -51,13 +43,9 @@ async function account(): Promise<Account> {
 }
 
 async function alertsAt(path: string, timeoutMs = 20_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!receiver.hitsOn(path).length && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return receiver
-    .hitsOn(path)
-    .map((h) => JSON.parse(h.rawBody.toString()) as { data: Record<string, unknown> });
+  return (await receiver.waitFor(path, 1, timeoutMs)).map(
+    (h) => JSON.parse(h.rawBody.toString()) as { data: Record<string, unknown> },
+  );
 }
 
 /** How each resource is made, made to collect evidence, and addressed. */

@@ -2,24 +2,16 @@ import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { serveMetrics } from '../../src/metrics';
 import { createKey, signUpAndLogIn } from '../support/accounts';
-import { Receiver } from '../support/receiver';
-import { createTestApp, testConfig, type TestApp } from '../support/test-app';
-import { startTestWorker } from '../support/test-worker';
+import { startAlertStack } from '../support/alert-stack';
+import type { Receiver } from '../support/receiver';
+import type { TestApp } from '../support/test-app';
 
 let t: TestApp;
-let worker: { stop(): Promise<void> };
 let receiver: Receiver;
+let stop: () => Promise<void>;
 
-beforeAll(async () => {
-  t = await createTestApp({ config: testConfig({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' }) });
-  worker = await startTestWorker(t.mongo.db, t.config.TEMPORAL_TASK_QUEUE);
-  receiver = await Receiver.start();
-});
-afterAll(async () => {
-  await worker.stop();
-  await receiver.stop();
-  await t.close();
-});
+beforeAll(async () => ({ t, receiver, stop } = await startAlertStack()));
+afterAll(() => stop());
 
 /** The value of one series in the text format, 0 when absent. */
 async function series(name: string, labels: string): Promise<number> {

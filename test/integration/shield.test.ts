@@ -1,25 +1,15 @@
 import request from 'supertest';
 import { createKey, signUpAndLogIn } from '../support/accounts';
-import { Receiver } from '../support/receiver';
-import { createTestApp, testConfig, type TestApp } from '../support/test-app';
-import { startTestWorker } from '../support/test-worker';
+import { startAlertStack } from '../support/alert-stack';
+import type { Receiver } from '../support/receiver';
+import type { TestApp } from '../support/test-app';
 
 let t: TestApp;
-let worker: { stop(): Promise<void> };
 let receiver: Receiver;
+let stop: () => Promise<void>;
 
-beforeAll(async () => {
-  t = await createTestApp({
-    config: testConfig({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true', ALERT_GATHER_MS: '300' }),
-  });
-  worker = await startTestWorker(t.mongo.db, t.config.TEMPORAL_TASK_QUEUE);
-  receiver = await Receiver.start();
-});
-afterAll(async () => {
-  await worker.stop();
-  await receiver.stop();
-  await t.close();
-});
+beforeAll(async () => ({ t, receiver, stop } = await startAlertStack({ ALERT_GATHER_MS: '300' })));
+afterAll(() => stop());
 
 async function account() {
   const who = await signUpAndLogIn(t.app);
@@ -86,11 +76,7 @@ describe('POST /shield/inspect', () => {
       .get(`/rag/documents/${doc.body.document_id as string}`)
       .set('X-API-Key', a.key);
     expect(after.body.leak_count).toBe(1);
-    const deadline = Date.now() + 20_000;
-    while (!receiver.hitsOn(a.alertsPath).length && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(receiver.hitsOn(a.alertsPath)).toHaveLength(1);
+    expect(await receiver.waitFor(a.alertsPath)).toHaveLength(1);
   });
 
   it('when the history is read, then shield:read lists the sealed inspections and shield:write alone cannot', async () => {

@@ -56,6 +56,15 @@ export class Receiver {
     return this.hits.filter((h) => h.path === path);
   }
 
+  /** The hits on `path` once there are `count` of them, or whatever came within the time. */
+  async waitFor(path: string, count = 1, timeoutMs = 20_000): Promise<Hit[]> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.hitsOn(path).length < count && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return this.hitsOn(path);
+  }
+
   async stop(): Promise<void> {
     this.server.closeAllConnections();
     this.server.close();
