@@ -31,6 +31,7 @@ import { Tripwires } from './canaries/tripwires';
 import { AuditTrailWriter } from './audit/audit-trail.writer';
 import { auditRoutes } from './audit/audit.routes';
 import { workerPingRoutes } from './diagnostics/worker-ping.routes';
+import { consoleEvidenceRoutes } from './evidence/console-evidence.routes';
 import { EvidenceRepository } from './evidence/evidence.repository';
 import { evidenceRoutes } from './evidence/evidence.routes';
 import { EvidenceService } from './evidence/evidence.service';
@@ -156,6 +157,11 @@ export function createApp({
   app.use('/api/auth', authRoutes(auth, config, refused));
   app.use('/api/auth', session, apiKeysRoutes(keys));
   app.use('/api/audit', session, auditRoutes(audit, evidenceService));
+  app.use(
+    '/api/audit',
+    session,
+    consoleEvidenceRoutes({ evidence, service: evidenceService, users, clock }),
+  );
   app.use('/api/users', session, usersRoutes(users));
   app.use('/api/settings', sessionOrKey, settingsRoutes(users, clock));
   app.use('/api/canaries', sessionOrKey, canariesRoutes({ canaries, clock, decoys, meterPlant }));

@@ -1,12 +1,16 @@
 import { once } from 'node:events';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
+import type { UsersRepository } from '../accounts/users.repository';
+import { AppError } from '../http/errors';
+import { featureNotInPlan, planHasFeature } from '../plans';
 import PDFDocument from 'pdfkit';
 import type { EvidenceRecord, EvidenceRepository } from './evidence.repository';
 import { SEAL_ALGORITHM } from './seal';
 
 const RECORDS_PER_CHUNK = 200;
 
-function exportedRecord(record: EvidenceRecord) {
+/** One record as exported and as the console lists it. */
+export function exportedRecord(record: EvidenceRecord) {
   return {
     log_id: record.id,
     seq: record.seq,
@@ -116,4 +120,33 @@ export async function streamPdfExport(
   }
   doc.font('Helvetica').fontSize(9).moveDown().text(`${written} records listed.`);
   doc.end();
+}
+
+export interface ExportDeps {
+  evidence: EvidenceRepository;
+  users: UsersRepository;
+  now: () => Date;
+}
+
+/** JSON on every plan; the PDF with `format=pdf` or `Accept: application/pdf`, paid plans only. */
+export async function sendExport(
+  req: Request,
+  res: Response,
+  { evidence, users, now }: ExportDeps,
+  accountId: string,
+  format: 'json' | 'pdf' | undefined,
+): Promise<void> {
+  const pdf =
+    format === 'pdf' ||
+    (!format && req.accepts(['application/json', 'application/pdf']) === 'application/pdf');
+  if (!pdf) return streamJsonExport(res, evidence, accountId, now());
+  const account = await users.findById(accountId);
+  if (!account) throw new AppError(404, `No account ${accountId}`);
+  if (!planHasFeature(account.plan, 'legal_pdf_export')) {
+    throw new AppError(
+      402,
+      featureNotInPlan(account.plan, 'legal_pdf_export', 'The legal PDF export'),
+    );
+  }
+  return streamPdfExport(res, evidence, { id: account.id, email: account.email }, now());
 }

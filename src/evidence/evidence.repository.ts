@@ -102,9 +102,10 @@ export class EvidenceRepository {
 
   async listNewestFirst(
     accountId: string,
-    options: { kinds: readonly string[]; limit: number; beforeSeq?: number },
+    options: { kinds?: readonly string[]; limit: number; beforeSeq?: number },
   ): Promise<EvidenceRecord[]> {
-    const filter: Filter<EvidenceDoc> = { accountId, kind: { $in: [...options.kinds] } };
+    const filter: Filter<EvidenceDoc> = { accountId };
+    if (options.kinds) filter.kind = { $in: [...options.kinds] };
     if (options.beforeSeq !== undefined) filter.seq = { $lt: options.beforeSeq };
     const docs = await this.records.find(filter).sort({ seq: -1 }).limit(options.limit).toArray();
     return docs.map(toRecord);

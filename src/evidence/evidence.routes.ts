@@ -4,9 +4,7 @@ import type { UsersRepository } from '../accounts/users.repository';
 import type { Clock } from '../clock';
 import { requireApiKey } from '../http/api-key-auth';
 import { callerAccountId, ownAccountOnly } from '../http/caller';
-import { AppError } from '../http/errors';
-import { featureNotInPlan, planHasFeature } from '../plans';
-import { streamJsonExport, streamPdfExport } from './evidence-export';
+import { sendExport } from './evidence-export';
 import { refuseEvidenceDeletionByApiKey } from './evidence-protection';
 import type { EvidenceRepository } from './evidence.repository';
 import type { EvidenceService } from './evidence.service';
@@ -34,23 +32,9 @@ export function evidenceRoutes({ evidence, service, users, clock }: EvidenceRout
     res.json(await service.checkChain(callerAccountId(res)));
   });
 
-  /** JSON on every plan; the PDF with `?format=pdf` or `Accept: application/pdf`, paid plans only. */
   router.get('/export/:user_id', ownAccountOnly, async (req, res) => {
     const { format } = exportQuery.parse(req.query);
-    const pdf =
-      format === 'pdf' ||
-      (!format && req.accepts(['application/json', 'application/pdf']) === 'application/pdf');
-    const accountId = callerAccountId(res);
-    if (!pdf) return streamJsonExport(res, evidence, accountId, clock());
-    const account = await users.findById(accountId);
-    if (!account) throw new AppError(404, `No account ${accountId}`);
-    if (!planHasFeature(account.plan, 'legal_pdf_export')) {
-      throw new AppError(
-        402,
-        featureNotInPlan(account.plan, 'legal_pdf_export', 'The legal PDF export'),
-      );
-    }
-    return streamPdfExport(res, evidence, { id: account.id, email: account.email }, clock());
+    await sendExport(req, res, { evidence, users, now: clock }, callerAccountId(res), format);
   });
 
   return router;

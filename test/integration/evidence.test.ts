@@ -378,6 +378,71 @@ describe('GET /audit/export/<user_id>', () => {
   });
 });
 
+describe('console evidence routes under /api/audit (session)', () => {
+  const asSession = (who: Account) => ({ Authorization: `Bearer ${who.token}` });
+
+  it('when the log is listed, then records come newest first, page by page, with their hashes', async () => {
+    const who = await account();
+    const sealed = await seal(who, 3);
+    const first = await request(t.app).get('/api/audit/records?limit=2').set(asSession(who));
+    expect(first.status).toBe(200);
+    expect(first.body.records.map((r: { seq: number }) => r.seq)).toEqual([4, 3]);
+    expect(first.body.records[0]).toMatchObject({
+      log_id: sealed[2]!.id,
+      kind: 'test.note',
+      content_hash: sealed[2]!.contentHash,
+      prev_hash: sealed[1]!.contentHash,
+      data: { note: 'n2', i: 2 },
+    });
+    expect(first.body.next_before).toBe(3);
+    const rest = await request(t.app)
+      .get(`/api/audit/records?limit=2&before=${first.body.next_before}`)
+      .set(asSession(who));
+    expect(rest.body.records.map((r: { seq: number }) => r.seq)).toEqual([2, 1]);
+    expect(rest.body.next_before).toBeNull();
+  });
+
+  it('when a record is verified from the console, then the same report as /audit/verify', async () => {
+    const who = await account();
+    const [record] = await seal(who, 1);
+    const res = await request(t.app)
+      .post(`/api/audit/records/${record!.id}/verify`)
+      .set(asSession(who));
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual((await verify(who, record!.id)).body);
+    expect(res.body).toMatchObject({ verified: true, tampered: false });
+  });
+
+  it("when another account's record is verified, then 403; an unknown one, 404", async () => {
+    const who = await account();
+    const other = await account();
+    const [theirs] = await seal(other, 1);
+    const verifyAs = (logId: string) =>
+      request(t.app).post(`/api/audit/records/${logId}/verify`).set(asSession(who));
+    expect((await verifyAs(theirs!.id)).status).toBe(403);
+    expect((await verifyAs('no-such-record')).status).toBe(404);
+  });
+
+  it('when the log is exported from the console, then the JSON export; the PDF on free is 402', async () => {
+    const who = await account();
+    await seal(who, 2);
+    const json = await request(t.app).get('/api/audit/export').set(asSession(who));
+    expect(json.status).toBe(200);
+    expect(json.body.summary).toMatchObject({ count: 3, first_seq: 1, last_seq: 3 });
+    const pdf = await request(t.app).get('/api/audit/export?format=pdf').set(asSession(who));
+    expect(pdf.status).toBe(402);
+    expect(pdf.body.detail).toMatchObject({ metric: 'legal_pdf_export', plan: 'free' });
+  });
+
+  it('when an API key is used on the console routes, even with *, then 401 and nothing is listed', async () => {
+    const who = await account();
+    const { key } = await createKey(t.app, who.token, { scopes: ['*'] });
+    const res = await request(t.app).get('/api/audit/records').set('X-API-Key', key);
+    expect(res.status).toBe(401);
+    expect(res.body.detail).toMatch(/API keys are not accepted/);
+  });
+});
+
 describe('evidence protection', () => {
   it('when an API key, even with *, tries to delete evidence, then 403 and the record stays', async () => {
     const who = await account();

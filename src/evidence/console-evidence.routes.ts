@@ -1,0 +1,54 @@
+import { Router } from 'express';
+import type { UsersRepository } from '../accounts/users.repository';
+import { pageSchema } from '../audit/audit.routes';
+import type { Clock } from '../clock';
+import { sessionOf } from '../http/session-auth';
+import { exportedRecord, sendExport } from './evidence-export';
+import { exportQuery } from './evidence.routes';
+import type { EvidenceRepository } from './evidence.repository';
+import type { EvidenceService } from './evidence.service';
+
+interface ConsoleEvidenceDeps {
+  evidence: EvidenceRepository;
+  service: EvidenceService;
+  users: UsersRepository;
+  clock: Clock;
+}
+
+/**
+ * The evidence log for the console, under /api/audit behind requireSession: the `/audit` area's
+ * verify and export (which take an API key there), and every record page by page.
+ */
+export function consoleEvidenceRoutes({
+  evidence,
+  service,
+  users,
+  clock,
+}: ConsoleEvidenceDeps): Router {
+  const router = Router();
+
+  /** Newest first; `before` is the `seq` to continue below. */
+  router.get('/records', async (req, res) => {
+    const { limit, before } = pageSchema.parse(req.query);
+    const records = await evidence.listNewestFirst(sessionOf(res).userId, {
+      limit: limit + 1,
+      beforeSeq: before,
+    });
+    const page = records.slice(0, limit);
+    res.json({
+      records: page.map(exportedRecord),
+      next_before: records.length > limit ? (page.at(-1)?.seq ?? null) : null,
+    });
+  });
+
+  router.get('/export', async (req, res) => {
+    const { format } = exportQuery.parse(req.query);
+    await sendExport(req, res, { evidence, users, now: clock }, sessionOf(res).userId, format);
+  });
+
+  router.post('/records/:log_id/verify', async (req, res) => {
+    res.json(await service.verify(sessionOf(res).userId, req.params.log_id));
+  });
+
+  return router;
+}
