@@ -2,7 +2,10 @@
 # (`node dist/src/worker.js`). Build: docker build -t tripwire-service .
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
+# npm ci's postinstall builds the console, so its sources come first.
 COPY package.json package-lock.json ./
+COPY tools/build-console.mjs tools/
+COPY console console
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src src

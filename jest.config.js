@@ -1,4 +1,7 @@
-/** Two projects: fast pure-logic unit tests, and integration tests against the real servers. */
+/**
+ * Two projects: fast pure-logic unit tests, and integration tests against the real servers (with
+ * the console's browser tests, which need the same servers).
+ */
 const transform = { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] };
 
 module.exports = {
@@ -15,7 +18,7 @@ module.exports = {
       displayName: 'integration',
       testEnvironment: 'node',
       transform,
-      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts', '<rootDir>/test/e2e/**/*.test.ts'],
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },

@@ -31,6 +31,7 @@ import { Tripwires } from './canaries/tripwires';
 import { AuditTrailWriter } from './audit/audit-trail.writer';
 import { auditRoutes } from './audit/audit.routes';
 import { workerPingRoutes } from './diagnostics/worker-ping.routes';
+import { consoleRoutes } from './console/console.routes';
 import { consoleEvidenceRoutes } from './evidence/console-evidence.routes';
 import { EvidenceRepository } from './evidence/evidence.repository';
 import { evidenceRoutes } from './evidence/evidence.routes';
@@ -149,6 +150,7 @@ export function createApp({
   app.get('/openapi.json', (_req, res) => void res.json(reference));
   const referenceHtml = referencePage(reference);
   app.get('/docs', (_req, res) => void res.type('html').send(referenceHtml));
+  app.use(consoleRoutes(config.CONSOLE_DIR));
   app.use(healthRoutes({ db: mongo.db, indexes: ALL_INDEXES, temporal }));
   app.use(foreignCredentialTripwire(refused));
   app.use(apiKeyLayer({ keys, trail, clock, refused }));

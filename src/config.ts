@@ -48,6 +48,8 @@ const configSchema = z.object({
     .default(12),
   REFRESH_TTL_DAYS: z.coerce.number().positive().max(90).default(7),
   COOKIE_SECURE: bool.default(true),
+  /** The web console's build (tools/build-console.mjs), served at /console/. */
+  CONSOLE_DIR: z.string().min(1).default('dist/console'),
   /** Lets alert channels reach private and loopback addresses: development and tests only. */
   ALLOW_PRIVATE_WEBHOOK_TARGETS: bool.default(false),
   /** Channel tests running at once across all API replicas; more wait up to 10 s, then 429. */

@@ -17,6 +17,8 @@ export interface Hit {
  */
 export class Receiver {
   readonly hits: Hit[] = [];
+  /** When set, every path answers this status: a receiver that has broken. */
+  private brokenWith: number | null = null;
   private constructor(private readonly server: Server) {}
 
   static async start(): Promise<Receiver> {
@@ -37,7 +39,7 @@ export class Receiver {
           at: Date.now(),
         });
         if (path === '/hang') return;
-        const status = Number(/^\/status\/(\d{3})/.exec(path)?.[1] ?? 200);
+        const status = receiver.brokenWith ?? Number(/^\/status\/(\d{3})/.exec(path)?.[1] ?? 200);
         if (status >= 300 && status < 400) res.setHeader('Location', '/landed');
         const delay = Number(/^\/delay\/(\d+)/.exec(path)?.[1] ?? 0);
         setTimeout(() => res.writeHead(status).end(), delay);
@@ -46,6 +48,10 @@ export class Receiver {
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
     return receiver;
+  }
+
+  breakWith(status: number | null): void {
+    this.brokenWith = status;
   }
 
   url(path: string): string {

@@ -1,0 +1,103 @@
+import { render, type FunctionComponent } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { api, logout, resume, whenSignedOut } from './api';
+import type { Account } from './types';
+import { ErrorNote } from './ui';
+import { AccountView } from './views/account';
+import { CanariesView } from './views/canaries';
+import { ChannelsView } from './views/channels';
+import { EvidenceView } from './views/evidence';
+import { KeysView } from './views/keys';
+import { SignIn } from './views/sign-in';
+import { ThreatsView } from './views/threats';
+import './styles.css';
+
+type Route = 'account' | 'keys' | 'channels' | 'canaries' | 'threats' | 'evidence';
+
+const ROUTES: Record<Route, { title: string; view: FunctionComponent<{ account: Account }> }> = {
+  account: { title: 'Account', view: AccountView },
+  keys: { title: 'API keys', view: KeysView },
+  channels: { title: 'Alert channels', view: ChannelsView },
+  canaries: { title: 'Canaries', view: CanariesView },
+  threats: { title: 'Threat events', view: ThreatsView },
+  evidence: { title: 'Evidence log', view: EvidenceView },
+};
+
+const routeOf = (hash: string): Route => {
+  const name = hash.replace(/^#\/?/, '');
+  return name in ROUTES ? (name as Route) : 'account';
+};
+
+function useRoute(): Route {
+  const [route, setRoute] = useState(() => routeOf(location.hash));
+  useEffect(() => {
+    const onChange = () => setRoute(routeOf(location.hash));
+    addEventListener('hashchange', onChange);
+    return () => removeEventListener('hashchange', onChange);
+  }, []);
+  return route;
+}
+
+function App() {
+  const [account, setAccount] = useState<Account | null | undefined>(undefined);
+  const [error, setError] = useState<string | null>(null);
+  const route = useRoute();
+
+  const enter = () =>
+    api<Account>('GET', '/api/users/me').then(setAccount, (err: Error) => setError(err.message));
+
+  useEffect(() => {
+    whenSignedOut(() => setAccount(null));
+    void resume().then((session) => (session ? enter() : setAccount(null)));
+  }, []);
+  useEffect(() => {
+    document.title = `${account ? ROUTES[route].title : 'Sign in'} · Tripwire console`;
+  }, [route, account]);
+
+  if (account === undefined) return <ErrorNote error={error} />;
+  if (account === null) return <SignIn onSignedIn={() => void enter()} />;
+
+  const View = ROUTES[route].view;
+  return (
+    <>
+      {/* Not a plain #main link: the hash is the console's route. */}
+      <a
+        class="skip"
+        href="#main"
+        onClick={(event) => {
+          event.preventDefault();
+          document.getElementById('main')?.focus();
+        }}
+      >
+        Skip to content
+      </a>
+      <header>
+        <strong class="brand">Tripwire</strong>
+        <nav aria-label="Console">
+          <ul>
+            {Object.entries(ROUTES).map(([name, { title }]) => (
+              <li key={name}>
+                <a href={`#/${name}`} aria-current={route === name ? 'page' : undefined}>
+                  {title}
+                </a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <span class="who">{account.email}</span>
+        <button
+          type="button"
+          class="secondary"
+          onClick={() => void logout().then(() => setAccount(null))}
+        >
+          Log out
+        </button>
+      </header>
+      <main id="main" tabIndex={-1}>
+        <View account={account} />
+      </main>
+    </>
+  );
+}
+
+render(<App />, document.getElementById('app')!);

@@ -1,0 +1,146 @@
+import type { ComponentChildren, TargetedSubmitEvent } from 'preact';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+
+/** Loads data for a view and reloads it on demand; errors become a message, never a blank page. */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[] = []) {
+  const [data, setData] = useState<T | undefined>(undefined);
+  const [error, setError] = useState<string | null>(null);
+  const reload = useCallback(() => {
+    setError(null);
+    return load().then(setData, (err: Error) => setError(err.message));
+  }, deps);
+  useEffect(() => void reload(), [reload]);
+  return { data, error, reload };
+}
+
+/** Runs an action from a button or form, keeping its pending state and its error for display. */
+export function useAction() {
+  const [pending, setPending] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const run = async (action: () => Promise<unknown>) => {
+    setPending(true);
+    setError(null);
+    try {
+      await action();
+    } catch (err) {
+      setError((err as Error).message);
+    } finally {
+      setPending(false);
+    }
+  };
+  return { pending, error, run };
+}
+
+/** A submitted form's text fields by name. */
+export function formValues(form: HTMLFormElement): Record<string, string> {
+  const values: Record<string, string> = {};
+  for (const [name, value] of new FormData(form))
+    if (typeof value === 'string') values[name] = value;
+  return values;
+}
+
+export function ErrorNote({ error }: { error: string | null | undefined }) {
+  return error ? (
+    <p class="note error" role="alert">
+      {error}
+    </p>
+  ) : null;
+}
+
+export function Field({
+  label,
+  hint,
+  children,
+}: {
+  label: string;
+  hint?: string;
+  children: ComponentChildren;
+}) {
+  return (
+    <label class="field">
+      <span>{label}</span>
+      {children}
+      {hint && <small>{hint}</small>}
+    </label>
+  );
+}
+
+export function when(iso: string | null | undefined): string {
+  return iso ? new Date(iso).toLocaleString() : '—';
+}
+
+export function Time({ iso }: { iso: string | null | undefined }) {
+  return iso ? <time dateTime={iso}>{when(iso)}</time> : <span>—</span>;
+}
+
+/** Tables scroll sideways inside their own box on a phone instead of widening the page. */
+export function Table({ label, children }: { label: string; children: ComponentChildren }) {
+  return (
+    <div class="table-wrap" role="region" aria-label={label} tabIndex={0}>
+      <table>{children}</table>
+    </div>
+  );
+}
+
+export function CopyButton({ text, label = 'Copy' }: { text: string; label?: string }) {
+  const [copied, setCopied] = useState(false);
+  const copy = async () => {
+    await navigator.clipboard.writeText(text);
+    setCopied(true);
+    setTimeout(() => setCopied(false), 2000);
+  };
+  return (
+    <button type="button" class="secondary" onClick={() => void copy()}>
+      {copied ? 'Copied' : label}
+      <span class="visually-hidden" aria-live="polite">
+        {copied ? ' to the clipboard' : ''}
+      </span>
+    </button>
+  );
+}
+
+/** A destructive action behind a modal <dialog>, which brings focus handling and Escape. */
+export function ConfirmButton({
+  label,
+  name = label,
+  question,
+  confirm,
+  onConfirm,
+}: {
+  label: string;
+  /** The accessible name, when the visible label alone is ambiguous in a list. */
+  name?: string;
+  question: string;
+  confirm: string;
+  onConfirm: () => void;
+}) {
+  const dialog = useRef<HTMLDialogElement>(null);
+  const submit = (event: TargetedSubmitEvent<HTMLFormElement>) => {
+    if ((event.submitter as HTMLButtonElement | null)?.value === 'yes') onConfirm();
+  };
+  return (
+    <>
+      <button
+        type="button"
+        class="danger"
+        aria-label={name}
+        onClick={() => dialog.current?.showModal()}
+      >
+        {label}
+      </button>
+      <dialog ref={dialog} aria-label={name}>
+        <form method="dialog" onSubmit={submit}>
+          <p>{question}</p>
+          <div class="actions">
+            <button value="no" class="secondary" autofocus>
+              Cancel
+            </button>
+            <button value="yes" class="danger">
+              {confirm}
+            </button>
+          </div>
+        </form>
+      </dialog>
+    </>
+  );
+}

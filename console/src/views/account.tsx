@@ -1,0 +1,64 @@
+import { api } from '../api';
+import type { Account, Usage } from '../types';
+import { CopyButton, ErrorNote, Table, useLoad } from '../ui';
+
+const METRIC_NAMES: Record<string, string> = {
+  shield_inspections: 'Shield inspections',
+  canary_plants: 'Canaries planted',
+};
+
+function metricName(metric: string): string {
+  const [, action, horizon] = /^(.*)_per_(month|day)$/.exec(metric) ?? [];
+  return action ? `${METRIC_NAMES[action] ?? action} this ${horizon}` : metric;
+}
+
+/** The account id every API call names, the plan, and what has been used of it. */
+export function AccountView({ account }: { account: Account }) {
+  const usage = useLoad(() => api<Usage>('GET', '/api/usage'));
+  return (
+    <section aria-labelledby="account-title">
+      <h1 id="account-title">Account</h1>
+      <dl class="facts">
+        <dt>Account id</dt>
+        <dd>
+          <code data-testid="account-id">{account.user_id}</code>{' '}
+          <CopyButton text={account.user_id} />
+        </dd>
+        <dt>Email</dt>
+        <dd>{account.email}</dd>
+        <dt>Plan</dt>
+        <dd>{usage.data?.plan_display_name ?? account.plan}</dd>
+      </dl>
+      <p>
+        Use the account id as <code>user_id</code> in API calls. The full API reference is at{' '}
+        <a href="/docs">/docs</a>.
+      </p>
+      <h2>Usage</h2>
+      <ErrorNote error={usage.error} />
+      {usage.data && (
+        <Table label="Usage per metric">
+          <thead>
+            <tr>
+              <th scope="col">Metric</th>
+              <th scope="col">Used</th>
+              <th scope="col">Limit</th>
+              <th scope="col">Resets</th>
+            </tr>
+          </thead>
+          <tbody>
+            {usage.data.metrics.map((m) => (
+              <tr key={m.metric}>
+                <th scope="row">{metricName(m.metric)}</th>
+                <td data-label="Used">{m.used}</td>
+                <td data-label="Limit">{m.limit}</td>
+                <td data-label="Resets">
+                  <time dateTime={m.resets_at}>{m.resets_at} 00:00 UTC</time>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </Table>
+      )}
+    </section>
+  );
+}

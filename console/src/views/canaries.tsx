@@ -1,0 +1,131 @@
+import { useState } from 'preact/hooks';
+import { api } from '../api';
+import type { Canary, CanaryKind } from '../types';
+import {
+  ConfirmButton,
+  CopyButton,
+  ErrorNote,
+  Field,
+  formValues,
+  Time,
+  useAction,
+  useLoad,
+} from '../ui';
+
+const KINDS: Record<CanaryKind, string> = {
+  api_key: 'API key',
+  aws_access_key: 'Cloud access key pair',
+  database_url: 'Database connection string',
+  url: 'URL',
+  email: 'Email address',
+};
+
+/** Canaries: plant one of each kind, see its value and how to use it, retire it. */
+export function CanariesView() {
+  const canaries = useLoad(() => api<{ canaries: Canary[] }>('GET', '/api/canaries'));
+  const planting = useAction();
+  const [planted, setPlanted] = useState<Canary | null>(null);
+
+  const plant = (event: Event) => {
+    event.preventDefault();
+    const form = event.currentTarget as HTMLFormElement;
+    const { kind, memo = '', platform = '' } = formValues(form);
+    void planting.run(async () => {
+      setPlanted(
+        await api<Canary>('POST', '/api/canaries', {
+          kind,
+          memo,
+          ...(platform.trim() && { platform: platform.trim() }),
+        }),
+      );
+      form.reset();
+      await canaries.reload();
+    });
+  };
+  const retire = (canary: Canary) =>
+    void planting.run(async () => {
+      await api('DELETE', `/api/canaries/${encodeURIComponent(canary.canary_id)}`);
+      await canaries.reload();
+    });
+
+  return (
+    <section aria-labelledby="canaries-title">
+      <h1 id="canaries-title">Canaries</h1>
+      <p>
+        A canary is a credential or address nobody should ever use. When someone does, it fires: a
+        threat event is recorded and sealed, and your channels are alerted.
+      </p>
+      <h2>Plant a canary</h2>
+      <form onSubmit={plant}>
+        <Field label="Kind">
+          <select name="kind">
+            {Object.entries(KINDS).map(([value, name]) => (
+              <option key={value} value={value}>
+                {name}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <Field
+          label="Memo (optional)"
+          hint="Where you plant it, so an alert tells you what leaked."
+        >
+          <input name="memo" maxLength={500} />
+        </Field>
+        <Field label="Platform (optional)">
+          <input name="platform" maxLength={100} placeholder="github" />
+        </Field>
+        <ErrorNote error={planting.error} />
+        <button type="submit" disabled={planting.pending}>
+          Plant canary
+        </button>
+      </form>
+      {planted && (
+        <div class="note ok" role="status">
+          <p>
+            <strong>Planted a {KINDS[planted.kind as CanaryKind] ?? planted.kind}.</strong>{' '}
+            {planted.how_to_use}
+          </p>
+        </div>
+      )}
+      <h2>Planted</h2>
+      <ErrorNote error={canaries.error} />
+      {canaries.data?.canaries.length === 0 && <p>No canaries yet.</p>}
+      <ul class="cards">
+        {canaries.data?.canaries.map((canary) => (
+          <li class="card" key={canary.canary_id} data-testid="canary">
+            <h3>
+              {KINDS[canary.kind as CanaryKind] ?? canary.kind}
+              {canary.memo && ` — ${canary.memo}`}
+            </h3>
+            <p class="secret">
+              <code data-testid="canary-value">{canary.value}</code>{' '}
+              <CopyButton text={canary.value} label="Copy value" />
+            </p>
+            {canary.secret && (
+              <p class="secret">
+                Secret: <code>{canary.secret}</code>{' '}
+                <CopyButton text={canary.secret} label="Copy secret" />
+              </p>
+            )}
+            <details>
+              <summary>How to use it</summary>
+              <p>{canary.how_to_use}</p>
+            </details>
+            <p class="muted">
+              Planted <Time iso={canary.created_at} />
+              {canary.platform && ` on ${canary.platform}`}
+            </p>
+            <ConfirmButton
+              label="Retire"
+              name={`Retire ${canary.memo || canary.value}`}
+              question="Retire this canary? It stops firing at once; its threat events stay."
+              confirm="Retire canary"
+              onConfirm={() => retire(canary)}
+            />
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}

@@ -1,0 +1,237 @@
+import { useState } from 'preact/hooks';
+import { api } from '../api';
+import type { Channel, ChannelTest, Delivery } from '../types';
+import {
+  ConfirmButton,
+  ErrorNote,
+  Field,
+  formValues,
+  Table,
+  Time,
+  useAction,
+  useLoad,
+} from '../ui';
+
+/** The service's own rule for webhook secrets, checked here before anything is sent. */
+const MIN_SECRET = 16;
+
+const KIND_NAMES: Record<Channel['kind'], string> = {
+  webhook: 'Generic webhook (HMAC-signed)',
+  slack: 'Slack incoming webhook',
+  discord: 'Discord webhook',
+};
+
+/** Alert channels: add, enable or disable, test, delete, and what each delivery did. */
+export function ChannelsView() {
+  const channels = useLoad(() => api<{ channels: Channel[] }>('GET', '/api/alert-channels'));
+  const adding = useAction();
+  const [kind, setKind] = useState<Channel['kind']>('webhook');
+  const [secretError, setSecretError] = useState<string | null>(null);
+
+  const add = (event: Event) => {
+    event.preventDefault();
+    const form = event.currentTarget as HTMLFormElement;
+    const { name = '', url = '', secret = '' } = formValues(form);
+    if (kind === 'webhook' && secret.length < MIN_SECRET) {
+      setSecretError(
+        `The secret needs at least ${MIN_SECRET} characters (it has ${secret.length}).`,
+      );
+      (form.elements.namedItem('secret') as HTMLInputElement).focus();
+      return;
+    }
+    setSecretError(null);
+    void adding.run(async () => {
+      await api('POST', '/api/alert-channels', {
+        kind,
+        name,
+        url,
+        ...(kind === 'webhook' && { secret }),
+      });
+      form.reset();
+      await channels.reload();
+    });
+  };
+
+  return (
+    <section aria-labelledby="channels-title">
+      <h1 id="channels-title">Alert channels</h1>
+      <p>
+        When a canary fires, every enabled channel gets the alert (10 s timeout, up to three
+        attempts). URLs must be HTTPS on a public address.
+      </p>
+      <h2>Add a channel</h2>
+      <form onSubmit={add} noValidate>
+        <Field label="Kind">
+          <select
+            name="kind"
+            value={kind}
+            onChange={(e) => setKind(e.currentTarget.value as Channel['kind'])}
+          >
+            {Object.entries(KIND_NAMES).map(([value, name]) => (
+              <option key={value} value={value}>
+                {name}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <Field label="Name">
+          <input name="name" required maxLength={100} />
+        </Field>
+        <Field label="URL">
+          <input name="url" type="url" required placeholder="https://" />
+        </Field>
+        {kind === 'webhook' && (
+          <Field
+            label="Signing secret"
+            hint={`At least ${MIN_SECRET} characters. It signs each delivery (HMAC-SHA256) and is never shown again.`}
+          >
+            <input
+              name="secret"
+              type="password"
+              autocomplete="off"
+              aria-invalid={secretError ? 'true' : undefined}
+              aria-describedby={secretError ? 'secret-error' : undefined}
+            />
+          </Field>
+        )}
+        {secretError && (
+          <p id="secret-error" class="note error" role="alert">
+            {secretError}
+          </p>
+        )}
+        <ErrorNote error={adding.error} />
+        <button type="submit" disabled={adding.pending}>
+          Add channel
+        </button>
+      </form>
+      <h2>Channels</h2>
+      <ErrorNote error={channels.error} />
+      {channels.data?.channels.length === 0 && <p>No channels yet.</p>}
+      <ul class="cards">
+        {channels.data?.channels.map((channel) => (
+          <ChannelCard key={channel.id} channel={channel} changed={channels.reload} />
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+function ChannelCard({ channel, changed }: { channel: Channel; changed: () => Promise<void> }) {
+  const action = useAction();
+  const [test, setTest] = useState<ChannelTest | null>(null);
+  const [showDeliveries, setShowDeliveries] = useState(false);
+  const path = `/api/alert-channels/${encodeURIComponent(channel.id)}`;
+
+  const sendTest = () =>
+    void action.run(async () => {
+      setTest(null);
+      setTest(await api<ChannelTest>('POST', `${path}/test`));
+      await changed();
+    });
+  const toggle = () =>
+    void action.run(async () => {
+      await api('PATCH', path, { disabled: !channel.disabled });
+      await changed();
+    });
+  const remove = () =>
+    void action.run(async () => {
+      await api('DELETE', path);
+      await changed();
+    });
+
+  return (
+    <li class="card" aria-labelledby={`channel-${channel.id}`}>
+      <h3 id={`channel-${channel.id}`}>
+        {channel.name} <span class="badge">{channel.kind}</span>{' '}
+        <span class={channel.disabled ? 'badge muted' : 'badge ok'}>
+          {channel.disabled ? 'disabled' : 'enabled'}
+        </span>
+      </h3>
+      <p class="url">{channel.url}</p>
+      <p>
+        Last delivery: <Time iso={channel.lastDeliveryAt} />
+      </p>
+      {channel.lastError && (
+        <p class="note error" data-testid="last-error">
+          Last error{channel.lastError.status !== null && ` (${channel.lastError.status})`}:{' '}
+          {channel.lastError.message} — <Time iso={channel.lastError.at} />
+        </p>
+      )}
+      <div class="actions">
+        <button type="button" onClick={sendTest} disabled={action.pending}>
+          Send test
+        </button>
+        <button type="button" class="secondary" onClick={toggle} disabled={action.pending}>
+          {channel.disabled ? 'Enable' : 'Disable'}
+        </button>
+        <button
+          type="button"
+          class="secondary"
+          aria-expanded={showDeliveries}
+          onClick={() => setShowDeliveries(!showDeliveries)}
+        >
+          {showDeliveries ? 'Hide deliveries' : 'Recent deliveries'}
+        </button>
+        <ConfirmButton
+          label="Delete"
+          name={`Delete ${channel.name}`}
+          question={`Delete the channel "${channel.name}"? It gets no more alerts.`}
+          confirm="Delete channel"
+          onConfirm={remove}
+        />
+      </div>
+      <div role="status" data-testid="test-outcome">
+        {action.pending && 'Working…'}
+        {test &&
+          (test.outcome === 'delivered'
+            ? `Test delivered (${test.status ?? 'no status'}).`
+            : `Test ${test.outcome}: ${test.error ?? 'no details'}${test.status !== null ? ` (${test.status})` : ''}.`)}
+      </div>
+      <ErrorNote error={action.error} />
+      {showDeliveries && <Deliveries path={`${path}/deliveries`} />}
+    </li>
+  );
+}
+
+function Deliveries({ path }: { path: string }) {
+  const deliveries = useLoad(() => api<{ deliveries: Delivery[] }>('GET', path), [path]);
+  if (deliveries.error) return <ErrorNote error={deliveries.error} />;
+  if (!deliveries.data) return <p>Loading…</p>;
+  if (!deliveries.data.deliveries.length) return <p>No deliveries yet.</p>;
+  return (
+    <Table label="Recent deliveries">
+      <thead>
+        <tr>
+          <th scope="col">When</th>
+          <th scope="col">Event</th>
+          <th scope="col">Outcome</th>
+          <th scope="col">Attempts</th>
+        </tr>
+      </thead>
+      <tbody>
+        {deliveries.data.deliveries.map((d) => (
+          <tr key={d.deliveryId}>
+            <td data-label="When">
+              <Time iso={d.createdAt} />
+            </td>
+            <td data-label="Event">{d.event}</td>
+            <td data-label="Outcome">
+              {d.outcome}
+              {d.error && <div class="muted">{d.error}</div>}
+            </td>
+            <td data-label="Attempts">
+              <ol class="attempts">
+                {d.attempts.map((a) => (
+                  <li key={a.attempt}>
+                    {a.status ?? 'no answer'} in {a.durationMs} ms
+                    {a.error && ` — ${a.error}`}
+                  </li>
+                ))}
+              </ol>
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </Table>
+  );
+}

@@ -1,0 +1,106 @@
+import { useState } from 'preact/hooks';
+import { api } from '../api';
+import type { ThreatEvent } from '../types';
+import { ErrorNote, Time, useAction, useLoad } from '../ui';
+
+interface Page {
+  threat_events: ThreatEvent[];
+  next_cursor: string | null;
+}
+
+/** Threat events, newest first: who used which canary, from where, and how risky it looks. */
+export function ThreatsView() {
+  const first = useLoad(() => api<Page>('GET', '/api/threat-events?limit=50'));
+  const more = useAction();
+  const [older, setOlder] = useState<Page[]>([]);
+  const pages = first.data ? [first.data, ...older] : [];
+  const cursor = pages.at(-1)?.next_cursor;
+
+  const refresh = () => {
+    setOlder([]);
+    void first.reload();
+  };
+  const loadMore = () =>
+    void more.run(async () => {
+      const page = await api<Page>(
+        'GET',
+        `/api/threat-events?limit=50&cursor=${encodeURIComponent(cursor!)}`,
+      );
+      setOlder([...older, page]);
+    });
+
+  const events = pages.flatMap((p) => p.threat_events);
+  return (
+    <section aria-labelledby="threats-title">
+      <h1 id="threats-title">Threat events</h1>
+      <button type="button" class="secondary" onClick={refresh}>
+        Refresh
+      </button>
+      <ErrorNote error={first.error ?? more.error} />
+      {first.data && !events.length && <p>No canary has fired yet.</p>}
+      <ul class="cards">
+        {events.map((event) => (
+          <ThreatCard key={event.threat_event_id} event={event} />
+        ))}
+      </ul>
+      {cursor && (
+        <button type="button" class="secondary" onClick={loadMore} disabled={more.pending}>
+          Load older events
+        </button>
+      )}
+    </section>
+  );
+}
+
+function ThreatCard({ event }: { event: ThreatEvent }) {
+  const { alert } = event;
+  const who = alert?.attacker;
+  return (
+    <li class="card" data-testid="threat-event">
+      <h3>
+        {event.canary_kind} canary fired{' '}
+        {event.hit_count === 1 ? 'once' : `${event.hit_count} times`}{' '}
+        {alert && <span class={`badge risk-${alert.risk_level}`}>{alert.risk_level} risk</span>}
+      </h3>
+      <dl class="facts">
+        <dt>When</dt>
+        <dd>
+          <Time iso={event.first_hit_at} />
+          {event.last_hit_at !== event.first_hit_at && (
+            <>
+              {' '}
+              to <Time iso={event.last_hit_at} />
+            </>
+          )}
+        </dd>
+        <dt>How</dt>
+        <dd>{event.source.via}</dd>
+        <dt>From</dt>
+        <dd>
+          {event.source.ip || 'no address (mail)'}
+          {who && ` (${[who.city, who.country, who.org, who.type].filter(Boolean).join(', ')})`}
+        </dd>
+        {alert && (
+          <>
+            <dt>Risk</dt>
+            <dd>
+              {alert.risk_score}/100, alert level {alert.alert_level}
+              {who?.abuseScore != null && `, abuse score ${who.abuseScore}`}
+            </dd>
+            <dt>Interpretation</dt>
+            <dd>{alert.interpretation}</dd>
+          </>
+        )}
+        {alert?.mail_server && (
+          <>
+            <dt>Mail server</dt>
+            <dd>
+              {alert.mail_server.ip} {alert.mail_server.org}
+            </dd>
+          </>
+        )}
+      </dl>
+      {!alert && <p class="muted">Enrichment and risk follow once the alert is prepared.</p>}
+    </li>
+  );
+}

@@ -1,0 +1,194 @@
+import { once } from 'node:events';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Browser, Page } from 'playwright-core';
+import request from 'supertest';
+import { verifyWebhookSignature } from '../../src/alerts/webhook-signature';
+import { startAlertStack } from '../support/alert-stack';
+import { launchChromium } from '../support/browser';
+import type { Receiver } from '../support/receiver';
+import type { TestApp } from '../support/test-app';
+
+/**
+ * The web console in a real browser against the real stack (API, worker, Temporal, FerretDB, an
+ * HTTPS receiver). One account walks through the console in order; screenshots of the main
+ * screens go to docs/screenshots for the README.
+ */
+jest.setTimeout(120_000);
+
+let stack: Awaited<ReturnType<typeof startAlertStack>>;
+let t: TestApp;
+let receiver: Receiver;
+let server: Server;
+let browser: Browser;
+let page: Page;
+let base: string;
+const email = `e2e-${Date.now()}@example.com`;
+const SECRET = 'console-e2e-signing-secret';
+
+beforeAll(async () => {
+  stack = await startAlertStack({ ALERT_GATHER_MS: '250' });
+  ({ t, receiver } = stack);
+  server = t.app.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  // localhost, not 127.0.0.1: the refresh cookie is Secure, which browsers allow on localhost.
+  base = `http://localhost:${(server.address() as AddressInfo).port}`;
+  browser = await launchChromium();
+  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  server?.close();
+  await stack?.stop();
+});
+
+const shot = (name: string) =>
+  page.screenshot({ path: `docs/screenshots/${name}.png`, fullPage: true });
+const heading = (name: string) => page.getByRole('heading', { name, exact: true, level: 1 });
+const open = async (section: string) => {
+  await page.getByRole('link', { name: section, exact: true }).click();
+  await heading(section).waitFor();
+};
+/** The signed-in account's id, as the console shows it. */
+const accountId = () => page.getByTestId('account-id').textContent();
+
+describe('the web console', () => {
+  it('signs up, stays signed in across a reload through the refresh cookie, and shows the account', async () => {
+    await page.goto(base);
+    await page.getByRole('button', { name: 'Create an account' }).click();
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill('short');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    // The browser refuses the short password before anything is sent.
+    await heading('Create an account').waitFor();
+    expect(await t.mongo.db.collection('users').countDocuments({ email })).toBe(0);
+    await page.getByLabel('Password').fill('correct horse battery staple');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await heading('Account').waitFor();
+
+    const user = await t.mongo.db.collection('users').findOne({ email });
+    expect(await accountId()).toBe(String(user!._id));
+    await expect(
+      page.getByRole('region', { name: 'Usage per metric' }).textContent(),
+    ).resolves.toMatch(/Shield inspections this month\s*0\s*10/);
+    await page.reload();
+    await heading('Account').waitFor();
+    expect(await accountId()).toBe(String(user!._id));
+    await shot('account');
+  });
+
+  it('generates a key shown once, lists it, and revokes it after a confirmation', async () => {
+    await open('API keys');
+    await page.getByLabel('Key name (optional)').fill('e2e key');
+    await page.getByRole('button', { name: 'Generate API key' }).click();
+    const key = (await page.getByTestId('new-key-value').textContent())!;
+    expect(key).toMatch(/^svc_/);
+    await shot('keys');
+    // The key works, with every scope.
+    expect((await request(t.app).get('/api/settings').set('X-API-Key', key)).status).toBe(200);
+
+    await page.getByRole('button', { name: 'I have stored it' }).click();
+    await page.reload();
+    await heading('API keys').waitFor();
+    const row = page.getByRole('row', { name: /e2e key/ });
+    await expect(row.textContent()).resolves.toContain(key.slice(0, 12));
+    expect(await page.content()).not.toContain(key);
+
+    await row.getByRole('button', { name: 'Revoke e2e key' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+    expect((await request(t.app).get('/api/settings').set('X-API-Key', key)).status).toBe(200);
+    await row.getByRole('button', { name: 'Revoke e2e key' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Revoke key' }).click();
+    await page.getByText('No active keys.').waitFor();
+    expect((await request(t.app).get('/api/settings').set('X-API-Key', key)).status).toBe(401);
+  });
+
+  it('adds a webhook channel, sends a test that arrives signed, then shows lastError once the receiver breaks', async () => {
+    await open('Alert channels');
+    await page.getByLabel('Name').fill('ops webhook');
+    await page.getByLabel('URL').fill(receiver.url('/hook'));
+    await page.getByLabel('Signing secret').fill('too short');
+    await page.getByRole('button', { name: 'Add channel' }).click();
+    await page.getByText('The secret needs at least 16 characters (it has 9).').waitFor();
+    expect(await t.mongo.db.collection('alert_channels').countDocuments()).toBe(0);
+
+    await page.getByLabel('Signing secret').fill(SECRET);
+    await page.getByRole('button', { name: 'Add channel' }).click();
+    const card = page.getByRole('listitem').filter({ hasText: 'ops webhook' });
+    await card.getByRole('button', { name: 'Send test' }).click();
+    await expect(
+      card.getByTestId('test-outcome').filter({ hasText: 'Test delivered (200).' }).waitFor(),
+    ).resolves.toBeUndefined();
+    const [hit] = await receiver.waitFor('/hook');
+    expect(
+      verifyWebhookSignature(SECRET, {
+        rawBody: hit!.rawBody,
+        timestamp: hit!.headers['x-service-timestamp'] as string,
+        signature: hit!.headers['x-service-signature'] as string,
+      }),
+    ).toEqual({ ok: true });
+    await shot('channels');
+
+    receiver.breakWith(500);
+    await card.getByRole('button', { name: 'Send test' }).click();
+    await card.getByTestId('last-error').waitFor({ timeout: 60_000 });
+    await expect(card.getByTestId('last-error').textContent()).resolves.toMatch(
+      /Last error \(500\)/,
+    );
+    await card.getByRole('button', { name: 'Recent deliveries' }).click();
+    const deliveries = card.getByRole('region', { name: 'Recent deliveries' });
+    await deliveries.getByText('failed').waitFor();
+    await expect(deliveries.locator('ol.attempts').first().locator('li').count()).resolves.toBe(3);
+    await shot('channels-error');
+    receiver.breakWith(null);
+  });
+
+  it('plants a canary, and its threat event shows with enrichment and risk after it fires', async () => {
+    await open('Canaries');
+    await page.getByLabel('Kind').selectOption('api_key');
+    await page.getByLabel('Memo (optional)').fill('billing .env');
+    await page.getByRole('button', { name: 'Plant canary' }).click();
+    const value = (await page.getByTestId('canary-value').first().textContent())!;
+    await page.getByText('How to use it').first().click();
+    await shot('canaries');
+
+    // Someone tries the planted key: refused like any bad key, and the canary fires.
+    expect((await request(t.app).get('/api/settings').set('X-API-Key', value)).status).toBe(401);
+
+    await open('Threat events');
+    const event = page.getByTestId('threat-event').first();
+    const deadline = Date.now() + 30_000;
+    while (!(await event.getByText(/risk$/).count()) && Date.now() < deadline) {
+      await page.getByRole('button', { name: 'Refresh' }).click();
+      await page.waitForTimeout(500);
+    }
+    await expect(event.textContent()).resolves.toMatch(/api_key canary fired once.*risk/);
+    await expect(event.textContent()).resolves.toMatch(/Interpretation/);
+    await shot('threats');
+  });
+
+  it('browses the evidence log, sees the chain intact, and verifies a record', async () => {
+    await open('Evidence log');
+    await expect(page.getByTestId('chain').textContent()).resolves.toMatch(
+      /^Chain intact: \d+ records checked/,
+    );
+    const newest = page.getByRole('region', { name: 'Sealed records' }).getByRole('row').nth(1);
+    await newest.getByRole('button', { name: /^Verify record/ }).click();
+    await newest.getByText('Verified: hash recomputed and matches').waitFor();
+    await expect(
+      page.getByRole('button', { name: 'Download PDF report' }).isDisabled(),
+    ).resolves.toBe(true);
+    await shot('evidence');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await shot('evidence-phone');
+    await page.setViewportSize({ width: 1280, height: 800 });
+  });
+
+  it('logs out, and a reload does not sign back in', async () => {
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.getByRole('heading', { name: 'Log in' }).waitFor();
+    await page.reload();
+    await page.getByRole('heading', { name: 'Log in' }).waitFor();
+  });
+});
