@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
@@ -43,8 +44,28 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const shot = (name: string) =>
-  page.screenshot({ path: `docs/screenshots/${name}.png`, fullPage: true });
+const AXE_SOURCE = readFileSync(require.resolve('axe-core'), 'utf8');
+
+/** axe-core's WCAG 2 A and AA rules on the page as it is (evaluate is not bound by the CSP). */
+async function accessibilityViolations(): Promise<string[]> {
+  await page.evaluate(AXE_SOURCE);
+  return page.evaluate(async () => {
+    const { violations } = await (
+      globalThis as unknown as {
+        axe: {
+          run(options: object): Promise<{ violations: { id: string; nodes: unknown[] }[] }>;
+        };
+      }
+    ).axe.run({ runOnly: ['wcag2a', 'wcag2aa'] });
+    return violations.map((v) => `${v.id} (${v.nodes.length})`);
+  });
+}
+
+/** Saves a screenshot of a main screen for the README, after checking the screen's accessibility. */
+async function shot(name: string) {
+  expect(await accessibilityViolations()).toEqual([]);
+  await page.screenshot({ path: `docs/screenshots/${name}.png`, fullPage: true });
+}
 const heading = (name: string) => page.getByRole('heading', { name, exact: true, level: 1 });
 const open = async (section: string) => {
   await page.getByRole('link', { name: section, exact: true }).click();
