@@ -97,6 +97,7 @@ async function main(): Promise<void> {
       '',
       '  The service is running.',
       `  API:          http://localhost:${apiPort}   (health: /healthz, /readyz)`,
+      `  Console:      http://localhost:${apiPort}/console/   (API reference: /docs)`,
       `  Temporal:     ${temporal.address}   (${temporal.description})`,
       `  MongoDB:      ${mongo.address}   (${mongo.description})`,
       '  Press Ctrl-C to stop.',
