@@ -29,6 +29,7 @@ describe('loadConfig', () => {
       WORKER_METRICS_PORT: 9464,
       REFRESH_TTL_DAYS: 7,
       COOKIE_SECURE: true,
+      CONSOLE_DIR: 'dist/console',
       ALLOW_PRIVATE_WEBHOOK_TARGETS: false,
       CHANNEL_TEST_CONCURRENCY: 4,
     });
