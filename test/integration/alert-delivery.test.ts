@@ -11,7 +11,11 @@ let t: TestApp;
 let receiver: Receiver;
 let stop: () => Promise<void>;
 
-beforeAll(async () => ({ t, receiver, stop } = await startAlertStack()));
+// Enough test slots for the 15 status classes at once: a busy machine must not turn one into a 429
+// (the slot limit has its own tests below, with their own settings).
+beforeAll(
+  async () => ({ t, receiver, stop } = await startAlertStack({ CHANNEL_TEST_CONCURRENCY: '16' })),
+);
 afterAll(() => stop());
 
 const SECRET = 'delivery-test-secret-123';

@@ -306,7 +306,7 @@ describe('shield scoring', () => {
     );
   });
 
-  it('when inputs are adversarial and 32 KB long, then inspection stays fast', () => {
+  it('when inputs are adversarial and 32 KB long, then no rule backtracks catastrophically', () => {
     const max = 32_768;
     const inputs = [
       'a'.repeat(max),
@@ -324,7 +324,9 @@ describe('shield scoring', () => {
       const started = performance.now();
       inspectMessage(input);
       credentialCandidates(input);
-      expect(performance.now() - started).toBeLessThan(250);
+      // A guard against catastrophic backtracking (seconds to hours), not a speed measurement:
+      // the speed is bench:shield's (p99 ≈ 2.5 ms for 4 KB).
+      expect(performance.now() - started).toBeLessThan(5_000);
     }
   });
 });
