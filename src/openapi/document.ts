@@ -1,14 +1,18 @@
 import { z, type ZodType } from 'zod';
 import { requiredScope } from '../keys/scopes';
-import { OPERATIONS, type Auth, type Operation } from './operations';
+import { OPERATIONS, openApiDocumentView, type Auth, type Operation } from './operations';
 
 /** Errors are `{"detail": "..."}` or `{"detail": {"error": "<code>", ...}}` everywhere. */
 const errorSchema = z.object({
   detail: z.union([z.string(), z.looseObject({ error: z.string() })]),
 });
 
-const jsonSchema = (schema: ZodType) =>
-  z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+/** Requests as the routes accept them (`input`), answers as the handlers build them (`output`). */
+const jsonSchema = (schema: ZodType, io: 'input' | 'output' = 'input') =>
+  z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
+const jsonContent = (schema: ZodType) => ({
+  'application/json': { schema: jsonSchema(schema, 'output') },
+});
 
 const SECURITY: Record<Auth, Record<string, string[]>[]> = {
   none: [],
@@ -46,7 +50,9 @@ function responses(op: Operation, scope: string | undefined) {
     [op.success.status]: {
       description: op.success.description,
       ...(op.success.status !== 204 && {
-        content: { [op.success.contentType ?? 'application/json']: {} },
+        content: op.response
+          ? jsonContent(op.response)
+          : { [op.success.contentType ?? 'application/json']: {} },
       }),
     },
   };
@@ -61,8 +67,12 @@ function responses(op: Operation, scope: string | undefined) {
     );
   }
   if (op.path.includes('{')) out[404] = error('No such resource');
-  for (const [status, description] of Object.entries(op.errors ?? {}))
-    out[status] = error(description);
+  for (const [status, answer] of Object.entries(op.errors ?? {})) {
+    out[status] =
+      typeof answer === 'string'
+        ? error(answer)
+        : { description: answer.description, content: jsonContent(answer.response) };
+  }
   return out;
 }
 
@@ -118,5 +128,5 @@ export function openApiDocument(serverUrl: string) {
       },
     },
     paths,
-  };
+  } satisfies z.output<typeof openApiDocumentView>;
 }
