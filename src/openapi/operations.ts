@@ -79,6 +79,11 @@ export interface Operation {
   auth: Auth;
   body?: ZodType;
   query?: ZodType;
+  /**
+   * Served before the API key layer (app.ts), so a bad `X-API-Key` is not read; every other
+   * route, public ones included, refuses it with 401.
+   */
+  beforeKeyLayer?: true;
   /** Success status and what it answers; errors are added from the auth and the inputs. */
   success: { status: number; description: string; contentType?: string };
   /** The success body of a JSON operation, as the handler builds it (never parsed at runtime). */
@@ -115,6 +120,7 @@ export const OPERATIONS: Operation[] = [
     path: '/healthz',
     summary: 'Process is up',
     auth: 'none',
+    beforeKeyLayer: true,
     success: ok('`{status: "ok"}`'),
     response: healthView,
   },
@@ -123,6 +129,7 @@ export const OPERATIONS: Operation[] = [
     path: '/readyz',
     summary: 'Ready: MongoDB, Temporal, indexes',
     auth: 'none',
+    beforeKeyLayer: true,
     success: ok('Ready'),
     response: readinessView,
     errors: { 503: { description: 'Not ready, with the failing checks', response: readinessView } },
@@ -132,6 +139,7 @@ export const OPERATIONS: Operation[] = [
     path: '/metrics',
     summary: 'Prometheus metrics',
     auth: 'none',
+    beforeKeyLayer: true,
     success: { status: 200, description: 'Prometheus text format', contentType: 'text/plain' },
   },
   {
@@ -139,6 +147,7 @@ export const OPERATIONS: Operation[] = [
     path: '/openapi.json',
     summary: 'This document',
     auth: 'none',
+    beforeKeyLayer: true,
     success: ok('The OpenAPI 3.1 document'),
     response: openApiDocumentView,
   },
@@ -147,6 +156,7 @@ export const OPERATIONS: Operation[] = [
     path: '/docs',
     summary: 'This reference as a readable page',
     auth: 'none',
+    beforeKeyLayer: true,
     success: { status: 200, description: 'HTML', contentType: 'text/html' },
   },
   {
@@ -303,6 +313,10 @@ export const OPERATIONS: Operation[] = [
     body: revokeSchema,
     success: ok('`{revoked, revoked_at}`'),
     response: revokedKeyView,
+    errors: {
+      403: "Another account's key",
+      404: 'No key matches the value, or it is already revoked',
+    },
   },
   {
     method: 'get',
