@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { Db } from 'mongodb';
+import type { z } from 'zod';
 import {
   resolveSafeTarget,
   UnsafeTargetError,
@@ -19,7 +20,7 @@ import { DeliveriesRepository, type DeliveryContext } from '../src/alerts/delive
 import { httpAttempt, postOnce, type Attempt } from '../src/alerts/http-delivery';
 import { alertPayloadSchema, type AlertPayload } from '../src/alerts/payload';
 import { UsersRepository } from '../src/accounts/users.repository';
-import { DELIVERY_OUTCOME_KIND } from '../src/audit/audit-trail';
+import { DELIVERY_OUTCOME_KIND, type deliveryOutcomeData } from '../src/audit/audit-trail';
 import type { EvidenceStore } from '../src/evidence/evidence.store';
 import { deliveryAttempts, deliveryOutcomes } from '../src/metrics';
 import {
@@ -227,7 +228,7 @@ export function alertDeliveryActivities({
           outcome: result.outcome,
           status: result.status ?? null,
           error: result.error ?? null,
-        },
+        } satisfies z.output<typeof deliveryOutcomeData>,
       });
     },
   };

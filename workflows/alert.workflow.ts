@@ -37,10 +37,10 @@ const bookkeeping = proxyActivities<Activities>({
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
 });
 
-function failureMessage(err: unknown): { error: string; status?: number } {
+function failureMessage(err: unknown): { error: string; status?: number | null } {
   const cause = err instanceof ActivityFailure ? err.cause : err;
   if (cause instanceof ApplicationFailure) {
-    const [details] = (cause.details ?? []) as [{ status?: number } | undefined];
+    const [details] = (cause.details ?? []) as [{ status?: number | null } | undefined];
     return { error: cause.message, status: details?.status };
   }
   return { error: cause instanceof Error ? cause.message : 'delivery failed' };

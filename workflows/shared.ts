@@ -81,14 +81,16 @@ export interface DeliveryTarget {
   skip?: string;
 }
 
-export type DeliveryOutcome = 'delivered' | 'failed' | 'skipped';
+export const DELIVERY_OUTCOMES = ['delivered', 'failed', 'skipped'] as const;
+export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
 
 export interface ChannelResult {
   channelId: string;
   kind: string;
   deliveryId: string;
   outcome: DeliveryOutcome;
-  status?: number;
+  /** Null when the last attempt got no answer (a network error or a timeout). */
+  status?: number | null;
   error?: string;
 }
 

@@ -18,6 +18,14 @@ export const loginSchema = z.object({
   password: z.string().min(1).max(256),
 });
 
+export const signupView = z.object({ user_id: z.string() });
+/** A session: the bearer token, its account and expiry (the refresh half is the cookie). */
+export const sessionView = z.object({
+  token: z.string(),
+  user_id: z.string(),
+  expires_at: z.iso.datetime(),
+});
+
 export function authRoutes(
   auth: AuthService,
   config: Pick<Config, 'COOKIE_SECURE'>,
@@ -40,13 +48,13 @@ export function authRoutes(
       token: session.token,
       user_id: session.userId,
       expires_at: session.expiresAt.toISOString(),
-    });
+    } satisfies z.output<typeof sessionView>);
   };
 
   router.post('/signup', async (req, res) => {
     const { email, password } = credentialsSchema.parse(req.body);
     const user = await auth.signup(email, password);
-    res.status(201).json({ user_id: user.id });
+    res.status(201).json({ user_id: user.id } satisfies z.output<typeof signupView>);
   });
 
   router.post('/login', async (req, res) => {

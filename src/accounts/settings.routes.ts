@@ -12,7 +12,9 @@ const telegramChatId = z
 
 export const updateSchema = z.object({ telegram_chat_id: telegramChatId.nullable() }).strict();
 
-function describe(user: User) {
+export const settingsView = z.object({ telegram_chat_id: z.string().nullable() });
+
+function describe(user: User): z.output<typeof settingsView> {
   return { telegram_chat_id: user.telegramChatId ?? null };
 }
 

@@ -29,7 +29,20 @@ export const blockedSkillSchema = z
   })
   .strict();
 
-function describe(agent: Agent) {
+export const agentView = z.object({
+  agent_id: z.string(),
+  name: z.string(),
+  platform: z.string().nullable(),
+  heartbeat_interval_seconds: z.number().int(),
+  last_heartbeat_at: z.iso.datetime().nullable(),
+  created_at: z.iso.datetime(),
+  watch_workflow_id: z.string(),
+});
+export const agentListView = z.object({ agents: z.array(agentView) });
+export const heartbeatView = z.object({ agent_id: z.string(), received: z.literal(true) });
+export const blockedSkillView = z.object({ agent_id: z.string(), reported: z.literal(true) });
+
+function describe(agent: Agent): z.output<typeof agentView> {
   return {
     agent_id: agent.id,
     name: agent.name,
@@ -86,7 +99,8 @@ export function agentRoutes(deps: {
   });
 
   router.get('/agents', async (_req, res) => {
-    res.json({ agents: (await agents.list(callerAccountId(res))).map(describe) });
+    const list = await agents.list(callerAccountId(res));
+    res.json({ agents: list.map(describe) } satisfies z.output<typeof agentListView>);
   });
 
   router.get('/agents/:agent_id', async (req, res) => {
@@ -97,7 +111,9 @@ export function agentRoutes(deps: {
     const agent = await owned(res, req.params.agent_id);
     await toWatch(agent.id, () => signalHeartbeat(temporal, agent.id));
     await agents.recordHeartbeat(agent.id, clock());
-    res.status(202).json({ agent_id: agent.id, received: true });
+    res
+      .status(202)
+      .json({ agent_id: agent.id, received: true } satisfies z.output<typeof heartbeatView>);
   });
 
   router.post(
@@ -107,7 +123,10 @@ export function agentRoutes(deps: {
       const agent = await owned(res, String(req.params.agent_id));
       const skill = req.body as z.infer<typeof blockedSkillSchema>;
       await toWatch(agent.id, () => signalBlockedSkill(temporal, agent.id, skill));
-      res.status(202).json({ agent_id: agent.id, reported: true });
+      res.status(202).json({
+        agent_id: agent.id,
+        reported: true,
+      } satisfies z.output<typeof blockedSkillView>);
     },
   );
 

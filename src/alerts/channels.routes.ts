@@ -13,6 +13,7 @@ import { CHANNEL_TEST_WAIT_MS, type ChannelTestSlots } from './channel-test-slot
 import { CHANNEL_KINDS, type AlertChannel, type ChannelsRepository } from './channels.repository';
 import type { DeliveriesRepository, DeliveryRecord } from './deliveries.repository';
 import { testAlertPayload } from './payload';
+import { DELIVERY_OUTCOMES } from '../../workflows/shared';
 
 const MIN_SECRET = 16;
 
@@ -31,7 +32,22 @@ export const updateSchema = createSchema
   .strict();
 
 /** The channel as the API shows it: the secret is write-only. */
-function describe(channel: AlertChannel) {
+export const channelView = z.object({
+  id: z.string(),
+  kind: z.enum(CHANNEL_KINDS),
+  name: z.string(),
+  url: z.string(),
+  hasSecret: z.boolean(),
+  disabled: z.boolean(),
+  lastError: z
+    .object({ message: z.string(), status: z.number().int().nullable(), at: z.iso.datetime() })
+    .nullable(),
+  lastDeliveryAt: z.iso.datetime().nullable(),
+  createdAt: z.iso.datetime(),
+});
+export const channelListView = z.object({ channels: z.array(channelView) });
+
+function describe(channel: AlertChannel): z.output<typeof channelView> {
   return {
     id: channel.id,
     kind: channel.kind,
@@ -57,7 +73,39 @@ interface ChannelRoutesDeps {
   targets: Pick<TargetPolicy, 'allowPrivate' | 'lookup'>;
 }
 
-function describeDelivery(record: DeliveryRecord) {
+export const deliveryView = z.object({
+  deliveryId: z.string(),
+  workflowId: z.string(),
+  event: z.string(),
+  threatEventId: z.string().nullable(),
+  outcome: z.enum(DELIVERY_OUTCOMES).nullable(),
+  status: z.number().int().nullable(),
+  error: z.string().nullable(),
+  attempts: z.array(
+    z.object({
+      attempt: z.number().int(),
+      at: z.iso.datetime(),
+      durationMs: z.number().int(),
+      status: z.number().int().nullable(),
+      error: z.string().nullable(),
+    }),
+  ),
+  createdAt: z.iso.datetime(),
+  finishedAt: z.iso.datetime().nullable(),
+});
+export const deliveryListView = z.object({ deliveries: z.array(deliveryView) });
+
+/** A channel test's outcome, as the alert workflow reports it (absent fields stay absent). */
+export const channelTestView = z.object({
+  channelId: z.string(),
+  kind: z.string(),
+  deliveryId: z.string(),
+  outcome: z.enum(DELIVERY_OUTCOMES),
+  status: z.number().int().nullable().optional(),
+  error: z.string().optional(),
+});
+
+function describeDelivery(record: DeliveryRecord): z.output<typeof deliveryView> {
   return {
     deliveryId: record.id,
     workflowId: record.workflowId,
@@ -115,7 +163,8 @@ export function channelsRoutes({
   });
 
   router.get('/', async (_req, res) => {
-    res.json({ channels: (await channels.list(sessionOf(res).userId)).map(describe) });
+    const list = await channels.list(sessionOf(res).userId);
+    res.json({ channels: list.map(describe) } satisfies z.output<typeof channelListView>);
   });
 
   router.get('/:channel_id', async (req, res) => {
@@ -141,7 +190,9 @@ export function channelsRoutes({
       ? sessionOf(res).userId
       : (await owned(res, channelId)).accountId;
     const records = await deliveries.listForChannel(accountId, channelId, 50);
-    res.json({ deliveries: records.map(describeDelivery) });
+    res.json({
+      deliveries: records.map(describeDelivery),
+    } satisfies z.output<typeof deliveryListView>);
   });
 
   /** Sends a synthetic `canary.test_alert` through the real workflow and answers its outcome. */
@@ -168,7 +219,7 @@ export function channelsRoutes({
     }
     const [result] = results;
     if (!result) throw new AppError(404, `No alert channel ${channel.id}`);
-    res.json(result);
+    res.json(result satisfies z.output<typeof channelTestView>);
   });
 
   router.delete('/:channel_id', async (req, res) => {

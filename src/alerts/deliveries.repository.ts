@@ -118,6 +118,13 @@ export class DeliveriesRepository {
       id: _id,
       attempts: Object.values(attempts).sort((a, b) => a.attempt - b.attempt),
       ...rest,
+      // FerretDB 1.24 leaves null values of `$setOnInsert` out of the inserted document, so a
+      // field that is still null (a test's event, an outcome not yet recorded) may be absent.
+      threatEventId: rest.threatEventId ?? null,
+      outcome: rest.outcome ?? null,
+      status: rest.status ?? null,
+      error: rest.error ?? null,
+      finishedAt: rest.finishedAt ?? null,
     }));
   }
 }

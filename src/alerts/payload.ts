@@ -10,6 +10,17 @@ export type AlertLevel = (typeof ALERT_LEVELS)[number];
 const isoInstant = z.iso.datetime();
 const place = { ip: z.string(), country: z.string(), city: z.string(), org: z.string() };
 
+/** Who fired a canary, as enrichment found them; also shown on threat events. */
+export const attackerSchema = z
+  .object({
+    ...place,
+    type: z.string(),
+    abuseScore: z.number().int().min(0).max(100).nullable(),
+  })
+  .strict();
+/** The server that delivered mail to a decoy address (the sender's provider). */
+export const mailServerSchema = z.object(place).strict();
+
 export const alertPayloadSchema = z
   .object({
     version: z.literal('1'),
@@ -22,15 +33,9 @@ export const alertPayloadSchema = z
         platform: z.string(),
         canaryId: z.string(),
         canaryAgeDays: z.number().int().min(0),
-        attacker: z
-          .object({
-            ...place,
-            type: z.string(),
-            abuseScore: z.number().int().min(0).max(100).nullable(),
-          })
-          .strict(),
+        attacker: attackerSchema,
         /** Only when a decoy email address fired: the sender's mail provider, never to be blocked. */
-        mailServer: z.object(place).strict().optional(),
+        mailServer: mailServerSchema.optional(),
         riskScore: z.number().int().min(0).max(100),
         riskLevel: z.string(),
         interpretation: z.string(),

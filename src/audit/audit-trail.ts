@@ -1,8 +1,11 @@
+import { z } from 'zod';
 import type { EvidenceRecord, EvidenceRepository } from '../evidence/evidence.repository';
 import type { EvidenceInput, EvidenceStore } from '../evidence/evidence.store';
 import { newId } from '../ids';
+import { DELIVERY_OUTCOMES } from '../../workflows/shared';
 
-export type AuditAction = 'api_key.created' | 'api_key.revoked' | 'api_key.used';
+export const KEY_AUDIT_ACTIONS = ['api_key.created', 'api_key.revoked', 'api_key.used'] as const;
+export type AuditAction = (typeof KEY_AUDIT_ACTIONS)[number];
 
 /** What happened, as sealed into the account's evidence log under kind `audit.<action>`. */
 export interface AuditEvent {
@@ -19,10 +22,35 @@ export interface AuditEvent {
 /** Written by the delivery activities after an alert's last attempt to a channel. */
 export const DELIVERY_OUTCOME_KIND = 'audit.delivery.outcome';
 
-const AUDIT_KINDS = [
-  ...['api_key.created', 'api_key.revoked', 'api_key.used'].map((a) => `audit.${a}`),
-  DELIVERY_OUTCOME_KIND,
-];
+const AUDIT_KINDS = [...KEY_AUDIT_ACTIONS.map((a) => `audit.${a}`), DELIVERY_OUTCOME_KIND];
+
+/** What an `audit.api_key.*` record seals (the trail shows it as it was sealed). */
+export const keyAuditData = z.object({
+  at: z.iso.datetime(),
+  actor: z.object({ type: z.enum(['session', 'api_key']), id: z.string() }),
+  key_id: z.string(),
+  request: z
+    .object({
+      method: z.string(),
+      path: z.string(),
+      status: z.number().int(),
+      request_id: z.string(),
+    })
+    .optional(),
+});
+
+/** What an `audit.delivery.outcome` record seals: one alert's delivery to one channel. */
+export const deliveryOutcomeData = z.object({
+  delivery_id: z.string(),
+  workflow_id: z.string(),
+  channel_id: z.string(),
+  channel_kind: z.string(),
+  event: z.string(),
+  threat_event_id: z.string().nullable(),
+  outcome: z.enum(DELIVERY_OUTCOMES),
+  status: z.number().int().nullable(),
+  error: z.string().nullable(),
+});
 
 /** An event ready to seal; the log id is fixed up front so a retried batch is written once. */
 export function toEvidence(event: AuditEvent): EvidenceInput {
@@ -41,7 +69,7 @@ export function toEvidence(event: AuditEvent): EvidenceInput {
           request_id: event.request.requestId,
         },
       }),
-    },
+    } satisfies z.output<typeof keyAuditData>,
   };
 }
 

@@ -28,7 +28,22 @@ const HOW_TO_USE: Record<CanaryKind, string> = {
     'Plant the address where harvesters look. Mail to it fires; the delivering server is recorded as the mail server (the sender’s provider, not the attacker).',
 };
 
-export function describeCanary(canary: Canary, now: Date) {
+/** `secret` only for kinds that come as a pair (the cloud key's secret half). */
+export const canaryView = z.object({
+  canary_id: z.string(),
+  kind: z.enum(CANARY_KINDS),
+  memo: z.string(),
+  platform: z.string().nullable(),
+  value: z.string(),
+  secret: z.string().optional(),
+  how_to_use: z.string(),
+  created_at: z.iso.datetime(),
+  age_days: z.number().int(),
+  retired_at: z.iso.datetime().nullable(),
+});
+export const canaryListView = z.object({ canaries: z.array(canaryView) });
+
+export function describeCanary(canary: Canary, now: Date): z.output<typeof canaryView> {
   return {
     canary_id: canary.id,
     kind: canary.kind,
@@ -78,7 +93,9 @@ export function canariesRoutes({ canaries, decoys, clock, meterPlant }: CanaryRo
     const includeRetired = req.query.include_retired === 'true';
     const list = await canaries.list(callerAccountId(res), includeRetired);
     const now = clock();
-    res.json({ canaries: list.map((c) => describeCanary(c, now)) });
+    res.json({
+      canaries: list.map((c) => describeCanary(c, now)),
+    } satisfies z.output<typeof canaryListView>);
   });
 
   router.get('/:canary_id', async (req, res) => {

@@ -1,12 +1,16 @@
 import { Router, type RequestHandler } from 'express';
 import { z } from 'zod';
+import { ALERT_LEVELS, attackerSchema, mailServerSchema } from '../alerts/payload';
+import { evidenceRefView } from '../evidence/evidence.service';
 import { callerAccountId } from '../http/caller';
-import type {
-  HitSource,
-  Page,
-  ThreatEvent,
-  ThreatHit,
-  ThreatsRepository,
+import { CANARY_KINDS } from './decoys';
+import {
+  HIT_VIAS,
+  type HitSource,
+  type Page,
+  type ThreatEvent,
+  type ThreatHit,
+  type ThreatsRepository,
 } from './threats.repository';
 
 /** A cursor names the last item of a page: its time and id, opaque to clients. */
@@ -49,7 +53,57 @@ function nextCursor<T extends { id: string }>(items: T[], limit: number, at: (it
   return Buffer.from(JSON.stringify([at(last).toISOString(), last.id])).toString('base64url');
 }
 
-function describeSource(source: HitSource) {
+/** Where a hit came from; `mail_server` only for a decoy email (then `ip` is empty). */
+const hitSourceView = z.object({
+  ip: z.string(),
+  user_agent: z.string(),
+  via: z.enum(HIT_VIAS),
+  mail_server: z.object({ ip: z.string(), helo: z.string(), mail_from: z.string() }).nullable(),
+});
+
+/** One alert's worth of hits; also an agent's alert (`canary_kind: agent`). */
+export const threatEventView = z.object({
+  threat_event_id: z.string(),
+  canary_id: z.string(),
+  canary_kind: z.enum([...CANARY_KINDS, 'agent']),
+  platform: z.string(),
+  source: hitSourceView,
+  first_hit_at: z.iso.datetime(),
+  last_hit_at: z.iso.datetime(),
+  hit_count: z.number().int(),
+  /** Enrichment and risk, once the alert has been prepared. */
+  alert: z
+    .object({
+      alert_level: z.enum(ALERT_LEVELS),
+      risk_score: z.number().int(),
+      risk_level: z.string(),
+      interpretation: z.string(),
+      attacker: attackerSchema,
+      mail_server: mailServerSchema.nullable(),
+      sent_at: z.iso.datetime(),
+    })
+    .nullable(),
+});
+export const threatEventListView = z.object({
+  threat_events: z.array(threatEventView),
+  next_cursor: z.string().nullable(),
+});
+
+export const threatHitView = z.object({
+  hit_id: z.string(),
+  threat_event_id: z.string(),
+  canary_id: z.string(),
+  at: z.iso.datetime(),
+  source: hitSourceView,
+  request_id: z.string().nullable(),
+  evidence: evidenceRefView.extend({ seq: z.number().int() }),
+});
+export const threatLogView = z.object({
+  hits: z.array(threatHitView),
+  next_cursor: z.string().nullable(),
+});
+
+function describeSource(source: HitSource): z.output<typeof hitSourceView> {
   return {
     ip: source.ip,
     user_agent: source.userAgent,
@@ -62,7 +116,7 @@ function describeSource(source: HitSource) {
   };
 }
 
-function describeEvent(event: ThreatEvent) {
+function describeEvent(event: ThreatEvent): z.output<typeof threatEventView> {
   return {
     threat_event_id: event.id,
     canary_id: event.canaryId,
@@ -72,7 +126,6 @@ function describeEvent(event: ThreatEvent) {
     first_hit_at: event.firstHitAt.toISOString(),
     last_hit_at: event.lastHitAt.toISOString(),
     hit_count: event.hitCount,
-    /** Enrichment and risk, once the alert has been prepared. */
     alert: event.alert && {
       alert_level: event.alert.data.alertLevel,
       risk_score: event.alert.data.riskScore,
@@ -85,7 +138,7 @@ function describeEvent(event: ThreatEvent) {
   };
 }
 
-function describeHit(hit: ThreatHit) {
+function describeHit(hit: ThreatHit): z.output<typeof threatHitView> {
   return {
     hit_id: hit.id,
     threat_event_id: hit.threatEventId,
@@ -114,7 +167,7 @@ export function threatRoutes(threats: ThreatsRepository, authenticate: RequestHa
     res.json({
       threat_events: events.map(describeEvent),
       next_cursor: nextCursor(events, page.limit, (e) => e.firstHitAt),
-    });
+    } satisfies z.output<typeof threatEventListView>);
   });
 
   router.get('/threat-log', authenticate, async (req, res) => {
@@ -123,7 +176,7 @@ export function threatRoutes(threats: ThreatsRepository, authenticate: RequestHa
     res.json({
       hits: hits.map(describeHit),
       next_cursor: nextCursor(hits, page.limit, (h) => h.at),
-    });
+    } satisfies z.output<typeof threatLogView>);
   });
 
   return router;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Router } from 'express';
+import { z } from 'zod';
 import { AppError } from '../http/errors';
 import { requestIdOf } from '../http/request-id';
 import { sessionOf } from '../http/session-auth';
@@ -8,6 +9,14 @@ import { searchAttributes } from '../../workflows/shared';
 import type { workerPingWorkflow } from '../../workflows';
 
 const WAIT_MS = 10_000;
+
+export const workerPingView = z.object({
+  workflow_id: z.string(),
+  ping_id: z.string(),
+  recorded_at: z.iso.datetime(),
+  activity_attempt: z.number().int(),
+  round_trip_ms: z.number().int(),
+});
 
 /**
  * `POST /api/diagnostics/worker-ping`: runs a tiny workflow through a worker and back, so an
@@ -41,7 +50,7 @@ export function workerPingRoutes(temporal: Temporal): Router {
       recorded_at: result.recordedAt,
       activity_attempt: result.attempt,
       round_trip_ms: Math.round(performance.now() - started),
-    });
+    } satisfies z.output<typeof workerPingView>);
   });
 
   return router;

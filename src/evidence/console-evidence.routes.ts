@@ -1,12 +1,18 @@
 import { Router } from 'express';
+import { z } from 'zod';
 import type { UsersRepository } from '../accounts/users.repository';
 import { pageSchema } from '../audit/audit.routes';
 import type { Clock } from '../clock';
 import { sessionOf } from '../http/session-auth';
-import { exportedRecord, sendExport } from './evidence-export';
+import { exportedRecord, exportedRecordView, sendExport } from './evidence-export';
 import { exportQuery } from './evidence.routes';
 import type { EvidenceRepository } from './evidence.repository';
 import type { EvidenceService } from './evidence.service';
+
+export const evidencePageView = z.object({
+  records: z.array(exportedRecordView),
+  next_before: z.number().int().nullable(),
+});
 
 interface ConsoleEvidenceDeps {
   evidence: EvidenceRepository;
@@ -38,7 +44,7 @@ export function consoleEvidenceRoutes({
     res.json({
       records: page.map(exportedRecord),
       next_before: records.length > limit ? (page.at(-1)?.seq ?? null) : null,
-    });
+    } satisfies z.output<typeof evidencePageView>);
   });
 
   router.get('/export', async (req, res) => {

@@ -4,13 +4,41 @@ import type { UsersRepository } from '../accounts/users.repository';
 import { AppError } from '../http/errors';
 import { featureNotInPlan, planHasFeature } from '../plans';
 import PDFDocument from 'pdfkit';
+import { z } from 'zod';
 import type { EvidenceRecord, EvidenceRepository } from './evidence.repository';
 import { SEAL_ALGORITHM } from './seal';
 
 const RECORDS_PER_CHUNK = 200;
 
+/** Every field the content hash covers, so anyone can recompute it (see seal.ts). */
+export const exportedRecordView = z.object({
+  log_id: z.string(),
+  seq: z.number().int(),
+  kind: z.string(),
+  sealed_at: z.iso.datetime(),
+  prev_hash: z.string().nullable(),
+  content_hash: z.string().nullable(),
+  algorithm: z.literal(SEAL_ALGORITHM).nullable(),
+  data: z.record(z.string(), z.unknown()),
+});
+
+/** The JSON export; streamed, so its parts are typed one by one below. */
+export const evidenceExportView = z.object({
+  account_id: z.string(),
+  exported_at: z.iso.datetime(),
+  algorithm: z.literal(SEAL_ALGORITHM),
+  records: z.array(exportedRecordView),
+  summary: z.object({
+    count: z.number().int(),
+    first_seq: z.number().int().nullable(),
+    last_seq: z.number().int().nullable(),
+    head_hash: z.string().nullable(),
+  }),
+});
+type EvidenceExport = z.output<typeof evidenceExportView>;
+
 /** One record as exported and as the console lists it. */
-export function exportedRecord(record: EvidenceRecord) {
+export function exportedRecord(record: EvidenceRecord): z.output<typeof exportedRecordView> {
   return {
     log_id: record.id,
     seq: record.seq,
@@ -43,7 +71,7 @@ export async function streamJsonExport(
     account_id: accountId,
     exported_at: now.toISOString(),
     algorithm: SEAL_ALGORITHM,
-  };
+  } satisfies Omit<EvidenceExport, 'records' | 'summary'>;
   await write(res, `${JSON.stringify(header).slice(0, -1)},"records":[`);
   let count = 0;
   let first: EvidenceRecord | undefined;
@@ -65,7 +93,7 @@ export async function streamJsonExport(
     first_seq: first?.seq ?? null,
     last_seq: last?.seq ?? null,
     head_hash: last?.contentHash ?? null,
-  };
+  } satisfies EvidenceExport['summary'];
   res.end(`],"summary":${JSON.stringify(summary)}}`);
 }
 

@@ -1,42 +1,59 @@
+import { z } from 'zod';
 import { AppError } from '../http/errors';
 import type { EvidenceRecord, EvidenceRepository } from './evidence.repository';
 import { contentHash, SEAL_ALGORITHM } from './seal';
 
-export interface RecordVerification {
-  log_id: string;
-  seq: number;
-  kind: string;
-  /** Content and link both check out. */
-  verified: boolean;
-  /** The stored fields no longer produce the stored hash. */
-  tampered: boolean;
-  match: boolean;
-  stored_hash: string | null;
-  recomputed_hash: string;
-  sealed: boolean;
-  sealed_at: string;
-  algorithm: string | null;
-  link: {
-    /** The record carries its predecessor's stored hash (the first record carries none). */
-    holds: boolean;
-    prev_hash: string | null;
-    predecessor_hash: string | null;
-  };
-}
+/** How other answers point at the sealed record behind them. */
+export const evidenceRefView = z.object({ log_id: z.string(), content_hash: z.string() });
 
-export interface ChainReport {
-  intact: boolean;
-  records_checked: number;
-  head: { seq: number; hash: string } | null;
-  first_edited: { log_id: string; seq: number } | null;
-  first_broken_link: {
-    log_id: string;
-    seq: number;
-    prev_hash: string | null;
-    predecessor_hash: string;
-  } | null;
-  missing_seqs: { from: number; to: number }[];
-}
+export const recordVerificationView = z.object({
+  log_id: z.string(),
+  seq: z.number().int(),
+  kind: z.string(),
+  /** Content and link both check out. */
+  verified: z.boolean(),
+  /** The stored fields no longer produce the stored hash. */
+  tampered: z.boolean(),
+  match: z.boolean(),
+  stored_hash: z.string().nullable(),
+  recomputed_hash: z.string(),
+  sealed: z.boolean(),
+  sealed_at: z.iso.datetime(),
+  algorithm: z.literal(SEAL_ALGORITHM).nullable(),
+  link: z.object({
+    /** The record carries its predecessor's stored hash (the first record carries none). */
+    holds: z.boolean(),
+    prev_hash: z.string().nullable(),
+    predecessor_hash: z.string().nullable(),
+  }),
+});
+export type RecordVerification = z.output<typeof recordVerificationView>;
+
+export const chainReportView = z.object({
+  intact: z.boolean(),
+  records_checked: z.number().int(),
+  head: z.object({ seq: z.number().int(), hash: z.string() }).nullable(),
+  first_edited: z.object({ log_id: z.string(), seq: z.number().int() }).nullable(),
+  first_broken_link: z
+    .object({
+      log_id: z.string(),
+      seq: z.number().int(),
+      prev_hash: z.string().nullable(),
+      predecessor_hash: z.string(),
+    })
+    .nullable(),
+  missing_seqs: z.array(z.object({ from: z.number().int(), to: z.number().int() })),
+});
+export type ChainReport = z.output<typeof chainReportView>;
+
+/** The public check: never content, owner or ids. */
+export const hashCheckView = z.object({
+  content_hash: z.string(),
+  exists: z.literal(true),
+  intact: z.boolean(),
+  sealed_at: z.iso.datetime(),
+  algorithm: z.literal(SEAL_ALGORITHM),
+});
 
 export function recomputeHash(record: EvidenceRecord): string {
   return contentHash({ ...record, logId: record.id });
@@ -81,7 +98,7 @@ export class EvidenceService {
   }
 
   /** For anyone: whether a sealed record with this hash exists and is intact. Nothing else. */
-  async publicCheck(hash: string) {
+  async publicCheck(hash: string): Promise<z.output<typeof hashCheckView>> {
     const record = await this.evidence.findByHash(hash);
     if (!record) throw new AppError(404, 'No sealed record has this content hash');
     return {

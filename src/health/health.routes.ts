@@ -1,14 +1,20 @@
 import { Router } from 'express';
 import type { Db } from 'mongodb';
+import { z } from 'zod';
 import { missingIndexes, type CollectionIndexes } from '../db/mongo';
 import type { Temporal } from '../temporal/client';
 
 const CHECK_TIMEOUT_MS = 2_000;
 
-interface Check {
-  ok: boolean;
-  error?: string;
-}
+export const healthView = z.object({ status: z.literal('ok') });
+
+const checkView = z.object({ ok: z.boolean(), error: z.string().optional() });
+type Check = z.output<typeof checkView>;
+/** Both answers of `/readyz`: 200 ready, 503 unavailable with the failing checks. */
+export const readinessView = z.object({
+  status: z.enum(['ready', 'unavailable']),
+  checks: z.object({ mongodb: checkView, temporal: checkView, indexes: checkView }),
+});
 
 async function check(run: () => Promise<void>): Promise<Check> {
   try {
@@ -30,7 +36,7 @@ export function healthRoutes({ db, indexes, temporal }: HealthDeps): Router {
   const router = Router();
 
   router.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
+    res.json({ status: 'ok' } satisfies z.output<typeof healthView>);
   });
 
   router.get('/readyz', async (_req, res) => {
@@ -48,7 +54,11 @@ export function healthRoutes({ db, indexes, temporal }: HealthDeps): Router {
       : { ok: false, error: 'MongoDB unreachable' };
     const checks = { mongodb, temporal: temporalCheck, indexes: indexCheck };
     const ready = Object.values(checks).every((c) => c.ok);
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'unavailable', checks });
+    const body: z.output<typeof readinessView> = {
+      status: ready ? 'ready' : 'unavailable',
+      checks,
+    };
+    res.status(ready ? 200 : 503).json(body);
   });
 
   return router;

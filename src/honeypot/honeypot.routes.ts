@@ -1,11 +1,12 @@
 import { Router, type RequestHandler, type Response } from 'express';
 import { z } from 'zod';
 import type { CanariesRepository, Canary } from '../canaries/canaries.repository';
-import { describeCanary } from '../canaries/canaries.routes';
+import { canaryView, describeCanary } from '../canaries/canaries.routes';
 import { makeDecoy, type CanaryKind, type DecoySettings } from '../canaries/decoys';
 import type { EvidenceBoundRemoval } from '../canaries/evidence-bound-removal';
-import type { ThreatsRepository } from '../canaries/threats.repository';
+import { HIT_VIAS, type ThreatsRepository } from '../canaries/threats.repository';
 import type { Clock } from '../clock';
+import { evidenceRefView } from '../evidence/evidence.service';
 import { callerAccountId, ownedByCaller } from '../http/caller';
 import { validateBody } from '../http/validate';
 import { TRAP_KINDS, type Trap, type TrapKind, type TrapsRepository } from './traps.repository';
@@ -26,6 +27,34 @@ export const createSchema = z
 
 export const deleteQuery = z.object({ force: z.enum(['true', 'false']).optional() }).strict();
 
+export const trapView = z.object({
+  trap_id: z.string(),
+  name: z.string(),
+  kind: z.enum(TRAP_KINDS),
+  decoys: z.array(canaryView),
+  hit_count: z.number().int(),
+  created_at: z.iso.datetime(),
+});
+export const trapListView = z.object({ traps: z.array(trapView) });
+export const trapHitsView = z.object({
+  hits: z.array(
+    z.object({
+      hit_id: z.string(),
+      canary_id: z.string(),
+      threat_event_id: z.string(),
+      at: z.iso.datetime(),
+      via: z.enum(HIT_VIAS),
+      ip: z.string(),
+      evidence: evidenceRefView,
+    }),
+  ),
+});
+export const trapDeletedView = z.object({
+  trap_id: z.string(),
+  deleted: z.literal(true),
+  removed_hits: z.number().int(),
+});
+
 interface HoneypotDeps {
   traps: TrapsRepository;
   canaries: CanariesRepository;
@@ -44,7 +73,7 @@ export function honeypotRoutes(deps: HoneypotDeps): Router {
   const owned = async (res: Response, trapId: string) =>
     ownedByCaller(res, await traps.findById(trapId), `trap ${trapId}`);
 
-  const describe = async (trap: Trap) => {
+  const describe = async (trap: Trap): Promise<z.output<typeof trapView>> => {
     const now = clock();
     const members = await Promise.all(trap.canaryIds.map((id) => canaries.findById(id)));
     const hitCount = await threats.countHits(trap.accountId, trap.canaryIds);
@@ -77,7 +106,9 @@ export function honeypotRoutes(deps: HoneypotDeps): Router {
 
   router.get('/traps', async (_req, res) => {
     const list = await traps.list(callerAccountId(res));
-    res.json({ traps: await Promise.all(list.map(describe)) });
+    res.json({ traps: await Promise.all(list.map(describe)) } satisfies z.output<
+      typeof trapListView
+    >);
   });
 
   router.get('/traps/:trap_id', async (req, res) => {
@@ -98,7 +129,7 @@ export function honeypotRoutes(deps: HoneypotDeps): Router {
         ip: h.source.ip,
         evidence: { log_id: h.evidence.logId, content_hash: h.evidence.contentHash },
       })),
-    });
+    } satisfies z.output<typeof trapHitsView>);
   });
 
   router.delete('/traps/:trap_id', async (req, res) => {
@@ -111,7 +142,11 @@ export function honeypotRoutes(deps: HoneypotDeps): Router {
       force: force === 'true',
     });
     await traps.remove(trap.id);
-    res.json({ trap_id: trap.id, deleted: true, removed_hits: removedEvidence });
+    res.json({
+      trap_id: trap.id,
+      deleted: true,
+      removed_hits: removedEvidence,
+    } satisfies z.output<typeof trapDeletedView>);
   });
 
   return router;

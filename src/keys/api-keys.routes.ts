@@ -13,7 +13,23 @@ export const createSchema = z.object({
 export const revokeSchema = z.object({ key: z.string().min(1).max(200) });
 
 /** The key as lists show it: never the value or its hash. */
-function describeKey(key: ApiKey) {
+export const keyView = z.object({
+  id: z.string(),
+  name: z.string(),
+  prefix: z.string(),
+  scopes: z.array(z.string()),
+  created_at: z.iso.datetime(),
+  last_used_at: z.iso.datetime().nullable(),
+});
+/** A new key: the only answer that carries its value. */
+export const newKeyView = keyView.extend({ key: z.string() });
+export const keyListView = z.object({ keys: z.array(keyView) });
+export const revokedKeyView = z.object({
+  revoked: keyView,
+  revoked_at: z.iso.datetime().optional(),
+});
+
+function describeKey(key: ApiKey): z.output<typeof keyView> {
   return {
     id: key.id,
     name: key.name,
@@ -23,6 +39,11 @@ function describeKey(key: ApiKey) {
     last_used_at: key.lastUsedAt?.toISOString() ?? null,
   };
 }
+
+const describeRevoked = (key: ApiKey): z.output<typeof revokedKeyView> => ({
+  revoked: describeKey(key),
+  revoked_at: key.revokedAt?.toISOString(),
+});
 
 /** Key management, mounted under /api/auth behind requireSession (API keys cannot manage keys). */
 export function apiKeysRoutes(keys: ApiKeysService): Router {
@@ -34,23 +55,23 @@ export function apiKeysRoutes(keys: ApiKeysService): Router {
     res
       .status(201)
       .set('Cache-Control', 'no-store')
-      .json({ key: value, ...describeKey(key) });
+      .json({ key: value, ...describeKey(key) } satisfies z.output<typeof newKeyView>);
   });
 
   router.get('/keys', async (_req, res) => {
     const active = await keys.list(sessionOf(res).userId);
-    res.json({ keys: active.map(describeKey) });
+    res.json({ keys: active.map(describeKey) } satisfies z.output<typeof keyListView>);
   });
 
   router.delete('/keys/:key_id', async (req, res) => {
     const revoked = await keys.revokeById(sessionOf(res), req.params.key_id);
-    res.json({ revoked: describeKey(revoked), revoked_at: revoked.revokedAt?.toISOString() });
+    res.json(describeRevoked(revoked));
   });
 
   router.post('/revoke-key', async (req, res) => {
     const { key } = revokeSchema.parse(req.body);
     const revoked = await keys.revokeByValue(sessionOf(res), key);
-    res.json({ revoked: describeKey(revoked), revoked_at: revoked.revokedAt?.toISOString() });
+    res.json(describeRevoked(revoked));
   });
 
   return router;

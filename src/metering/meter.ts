@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { Clock } from '../clock';
 import { AppError } from '../http/errors';
 import { meterRefusals } from '../metrics';
@@ -14,12 +15,15 @@ export interface MeterGrant {
   headers: Record<string, string>;
 }
 
-export interface UsageRow {
-  metric: string;
-  used: number;
-  limit: number;
-  resets_at: string;
-}
+/** One metered action over one window: `<action>_per_month` or `<action>_per_day`. */
+export const usageRowView = z.object({
+  metric: z.string(),
+  used: z.number().int(),
+  limit: z.number().int(),
+  /** The UTC date the window starts again. */
+  resets_at: z.iso.date(),
+});
+export type UsageRow = z.output<typeof usageRowView>;
 
 interface MeterDeps {
   counters: CounterStore;

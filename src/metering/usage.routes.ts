@@ -1,8 +1,15 @@
 import { Router } from 'express';
+import { z } from 'zod';
 import { sessionOf } from '../http/session-auth';
-import { PLAN_DISPLAY_NAMES } from '../plans';
-import type { Meter } from './meter';
+import { PLAN_DISPLAY_NAMES, PLAN_IDS } from '../plans';
+import { usageRowView, type Meter } from './meter';
 import type { PlanLookup } from './metered';
+
+export const usageView = z.object({
+  plan: z.enum(PLAN_IDS),
+  plan_display_name: z.string(),
+  metrics: z.array(usageRowView),
+});
 
 /** `GET /api/usage` (session): per metric, used, limit and reset date. */
 export function usageRoutes(meter: Meter, plans: PlanLookup): Router {
@@ -14,7 +21,7 @@ export function usageRoutes(meter: Meter, plans: PlanLookup): Router {
       plan,
       plan_display_name: PLAN_DISPLAY_NAMES[plan],
       metrics: await meter.usage(accountId, plan),
-    });
+    } satisfies z.output<typeof usageView>);
   });
   return router;
 }

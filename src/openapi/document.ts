@@ -1,14 +1,18 @@
 import { z, type ZodType } from 'zod';
 import { requiredScope } from '../keys/scopes';
-import { OPERATIONS, type Auth, type Operation } from './operations';
+import { OPERATIONS, openApiDocumentView, type Auth, type Operation } from './operations';
 
 /** Errors are `{"detail": "..."}` or `{"detail": {"error": "<code>", ...}}` everywhere. */
 const errorSchema = z.object({
   detail: z.union([z.string(), z.looseObject({ error: z.string() })]),
 });
 
-const jsonSchema = (schema: ZodType) =>
-  z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+/** Requests as the routes accept them (`input`), answers as the handlers build them (`output`). */
+const jsonSchema = (schema: ZodType, io: 'input' | 'output' = 'input') =>
+  z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
+const jsonContent = (schema: ZodType) => ({
+  'application/json': { schema: jsonSchema(schema, 'output') },
+});
 
 const SECURITY: Record<Auth, Record<string, string[]>[]> = {
   none: [],
@@ -46,13 +50,16 @@ function responses(op: Operation, scope: string | undefined) {
     [op.success.status]: {
       description: op.success.description,
       ...(op.success.status !== 204 && {
-        content: { [op.success.contentType ?? 'application/json']: {} },
+        content: op.response
+          ? jsonContent(op.response)
+          : { [op.success.contentType ?? 'application/json']: {} },
       }),
     },
   };
   if (op.body || op.query) out[422] = error('A field is invalid: `detail` names it');
   if (op.body) out[413] = error('The body is larger than BODY_LIMIT');
   if (op.auth !== 'none') out[401] = error('Missing or invalid credentials');
+  else if (!op.beforeKeyLayer) out[401] = error('An X-API-Key was sent and is invalid or revoked');
   if (op.auth === 'apiKey' || op.auth === 'sessionOrApiKey' || op.path.includes('{')) {
     out[403] = error(
       scope
@@ -61,8 +68,12 @@ function responses(op: Operation, scope: string | undefined) {
     );
   }
   if (op.path.includes('{')) out[404] = error('No such resource');
-  for (const [status, description] of Object.entries(op.errors ?? {}))
-    out[status] = error(description);
+  for (const [status, answer] of Object.entries(op.errors ?? {})) {
+    out[status] =
+      typeof answer === 'string'
+        ? error(answer)
+        : { description: answer.description, content: jsonContent(answer.response) };
+  }
   return out;
 }
 
@@ -118,5 +129,5 @@ export function openApiDocument(serverUrl: string) {
       },
     },
     paths,
-  };
+  } satisfies z.output<typeof openApiDocumentView>;
 }

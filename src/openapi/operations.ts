@@ -1,26 +1,73 @@
 import { z, type ZodType } from 'zod';
-import { credentialsSchema, loginSchema } from '../accounts/auth.routes';
-import { updateSchema as settingsSchema } from '../accounts/settings.routes';
-import { blockedSkillSchema, registerSchema as agentSchema } from '../agent/agent.routes';
+import { credentialsSchema, loginSchema, sessionView, signupView } from '../accounts/auth.routes';
+import { updateSchema as settingsSchema, settingsView } from '../accounts/settings.routes';
+import { meView } from '../accounts/users.routes';
 import {
+  agentListView,
+  agentView,
+  blockedSkillSchema,
+  blockedSkillView,
+  heartbeatView,
+  registerSchema as agentSchema,
+} from '../agent/agent.routes';
+import {
+  channelListView,
+  channelTestView,
+  channelView,
   createSchema as channelSchema,
+  deliveryListView,
   updateSchema as channelUpdateSchema,
 } from '../alerts/channels.routes';
-import { pageSchema as trailQuery } from '../audit/audit.routes';
-import { plantSchema } from '../canaries/canaries.routes';
-import { pageSchema as threatQuery } from '../canaries/threats.routes';
+import { auditTrailView, pageSchema as trailQuery } from '../audit/audit.routes';
+import { canaryListView, canaryView, plantSchema } from '../canaries/canaries.routes';
+import {
+  pageSchema as threatQuery,
+  threatEventListView,
+  threatLogView,
+} from '../canaries/threats.routes';
+import { workerPingView } from '../diagnostics/worker-ping.routes';
+import { evidenceExportView } from '../evidence/evidence-export';
+import { evidencePageView } from '../evidence/console-evidence.routes';
 import { exportQuery } from '../evidence/evidence.routes';
+import {
+  chainReportView,
+  hashCheckView,
+  recordVerificationView,
+} from '../evidence/evidence.service';
+import { healthView, readinessView } from '../health/health.routes';
 import {
   createSchema as trapSchema,
   deleteQuery as trapDeleteQuery,
+  trapDeletedView,
+  trapHitsView,
+  trapListView,
+  trapView,
 } from '../honeypot/honeypot.routes';
-import { createSchema as keySchema, revokeSchema } from '../keys/api-keys.routes';
+import {
+  createSchema as keySchema,
+  keyListView,
+  newKeyView,
+  revokedKeyView,
+  revokeSchema,
+} from '../keys/api-keys.routes';
+import { usageView } from '../metering/usage.routes';
 import {
   deleteQuery as documentDeleteQuery,
+  documentDeletedView,
+  documentListView,
+  documentView,
+  leakListView,
+  leakReportView,
   leakSchema,
+  registeredDocumentView,
   registerSchema as documentSchema,
 } from '../rag/rag.routes';
-import { historyQuery, inspectSchema } from '../shield/shield.routes';
+import {
+  historyQuery,
+  inspectionHistoryView,
+  inspectionView,
+  inspectSchema,
+} from '../shield/shield.routes';
 
 /** How an operation authenticates (the spec's scope table adds the API key's scope). */
 export type Auth = 'none' | 'session' | 'apiKey' | 'sessionOrApiKey' | 'refreshCookie';
@@ -33,11 +80,36 @@ export interface Operation {
   auth: Auth;
   body?: ZodType;
   query?: ZodType;
+  /**
+   * Served before the API key layer (app.ts), so a bad `X-API-Key` is not read; every other
+   * route, public ones included, refuses it with 401.
+   */
+  beforeKeyLayer?: true;
   /** Success status and what it answers; errors are added from the auth and the inputs. */
   success: { status: number; description: string; contentType?: string };
-  /** Further statuses this operation answers besides the common ones. */
-  errors?: Record<number, string>;
+  /** The success body of a JSON operation, as the handler builds it (never parsed at runtime). */
+  response?: ZodType;
+  /**
+   * Further statuses this operation answers besides the common ones: `{detail}` errors, or a
+   * body of its own.
+   */
+  errors?: Record<number, string | { description: string; response: ZodType }>;
 }
+
+/**
+ * The shape of `/openapi.json` (built by document.ts, which imports this module, so it is defined
+ * here): its paths and components are OpenAPI and JSON Schema objects.
+ */
+export const openApiDocumentView = z.object({
+  openapi: z.literal('3.1.0'),
+  info: z.object({ title: z.string(), version: z.string(), description: z.string() }),
+  servers: z.array(z.object({ url: z.string() })),
+  components: z.object({
+    schemas: z.record(z.string(), z.record(z.string(), z.unknown())),
+    securitySchemes: z.record(z.string(), z.record(z.string(), z.unknown())),
+  }),
+  paths: z.record(z.string(), z.record(z.string(), z.unknown())),
+});
 
 const ok = (description: string, status = 200) => ({ status, description });
 const noContent = { status: 204, description: 'Done, no body' };
@@ -49,21 +121,26 @@ export const OPERATIONS: Operation[] = [
     path: '/healthz',
     summary: 'Process is up',
     auth: 'none',
+    beforeKeyLayer: true,
     success: ok('`{status: "ok"}`'),
+    response: healthView,
   },
   {
     method: 'get',
     path: '/readyz',
     summary: 'Ready: MongoDB, Temporal, indexes',
     auth: 'none',
+    beforeKeyLayer: true,
     success: ok('Ready'),
-    errors: { 503: 'Not ready, with the failing checks' },
+    response: readinessView,
+    errors: { 503: { description: 'Not ready, with the failing checks', response: readinessView } },
   },
   {
     method: 'get',
     path: '/metrics',
     summary: 'Prometheus metrics',
     auth: 'none',
+    beforeKeyLayer: true,
     success: { status: 200, description: 'Prometheus text format', contentType: 'text/plain' },
   },
   {
@@ -71,14 +148,26 @@ export const OPERATIONS: Operation[] = [
     path: '/openapi.json',
     summary: 'This document',
     auth: 'none',
+    beforeKeyLayer: true,
     success: ok('The OpenAPI 3.1 document'),
+    response: openApiDocumentView,
   },
   {
     method: 'get',
     path: '/docs',
     summary: 'This reference as a readable page',
     auth: 'none',
+    beforeKeyLayer: true,
     success: { status: 200, description: 'HTML', contentType: 'text/html' },
+  },
+  {
+    method: 'get',
+    path: '/console/',
+    summary: 'The web console (`/` redirects here)',
+    auth: 'none',
+    beforeKeyLayer: true,
+    success: { status: 200, description: 'HTML', contentType: 'text/html' },
+    errors: { 503: 'The console was not built (`npm run build:console`)' },
   },
   {
     method: 'post',
@@ -87,6 +176,7 @@ export const OPERATIONS: Operation[] = [
     auth: 'none',
     body: credentialsSchema,
     success: ok('`{user_id}`', 201),
+    response: signupView,
     errors: { 409: 'Email already registered' },
   },
   {
@@ -96,6 +186,7 @@ export const OPERATIONS: Operation[] = [
     auth: 'none',
     body: loginSchema,
     success: ok('`{token, user_id, expires_at}`'),
+    response: sessionView,
     errors: { 401: 'Invalid email or password' },
   },
   {
@@ -104,6 +195,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'A new session token from the refresh cookie',
     auth: 'refreshCookie',
     success: ok('`{token, user_id, expires_at}`'),
+    response: sessionView,
   },
   {
     method: 'post',
@@ -118,6 +210,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'The signed-in account',
     auth: 'session',
     success: ok('`{user_id, email, plan, created_at}`'),
+    response: meView,
   },
   {
     method: 'get',
@@ -125,6 +218,7 @@ export const OPERATIONS: Operation[] = [
     summary: "The account's settings",
     auth: 'sessionOrApiKey',
     success: ok('`{telegram_chat_id}`'),
+    response: settingsView,
   },
   {
     method: 'patch',
@@ -133,6 +227,7 @@ export const OPERATIONS: Operation[] = [
     auth: 'sessionOrApiKey',
     body: settingsSchema,
     success: ok('`{telegram_chat_id}`'),
+    response: settingsView,
   },
   {
     method: 'post',
@@ -141,6 +236,7 @@ export const OPERATIONS: Operation[] = [
     auth: 'sessionOrApiKey',
     body: plantSchema,
     success: ok('The canary, with its decoy value', 201),
+    response: canaryView,
     errors: { 402: 'Plan limit reached', 429: 'Burst limit reached' },
   },
   {
@@ -150,6 +246,7 @@ export const OPERATIONS: Operation[] = [
     auth: 'sessionOrApiKey',
     query: z.object({ include_retired: z.enum(['true', 'false']).optional() }),
     success: ok('`{canaries}`'),
+    response: canaryListView,
   },
   {
     method: 'get',
@@ -157,6 +254,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'One canary',
     auth: 'sessionOrApiKey',
     success: ok('The canary'),
+    response: canaryView,
   },
   {
     method: 'delete',
@@ -164,6 +262,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'Retire a canary',
     auth: 'sessionOrApiKey',
     success: ok('The retired canary'),
+    response: canaryView,
   },
   {
     method: 'get',
@@ -172,6 +271,7 @@ export const OPERATIONS: Operation[] = [
     auth: 'sessionOrApiKey',
     query: threatQuery,
     success: ok('`{threat_events, next_cursor}`'),
+    response: threatEventListView,
   },
   {
     method: 'get',
@@ -180,6 +280,7 @@ export const OPERATIONS: Operation[] = [
     auth: 'sessionOrApiKey',
     query: threatQuery,
     success: ok('`{hits, next_cursor}`'),
+    response: threatLogView,
   },
   {
     method: 'get',
@@ -195,6 +296,7 @@ export const OPERATIONS: Operation[] = [
     auth: 'session',
     body: keySchema,
     success: ok('The key', 201),
+    response: newKeyView,
     errors: { 400: 'Five active keys already' },
   },
   {
@@ -203,6 +305,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'Active API keys',
     auth: 'session',
     success: ok('`{keys}`'),
+    response: keyListView,
   },
   {
     method: 'delete',
@@ -210,6 +313,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'Revoke an API key',
     auth: 'session',
     success: ok('`{revoked, revoked_at}`'),
+    response: revokedKeyView,
   },
   {
     method: 'post',
@@ -218,6 +322,11 @@ export const OPERATIONS: Operation[] = [
     auth: 'session',
     body: revokeSchema,
     success: ok('`{revoked, revoked_at}`'),
+    response: revokedKeyView,
+    errors: {
+      403: "Another account's key",
+      404: 'No key matches the value, or it is already revoked',
+    },
   },
   {
     method: 'get',
@@ -226,13 +335,15 @@ export const OPERATIONS: Operation[] = [
     auth: 'session',
     query: trailQuery,
     success: ok('`{entries, next}`'),
+    response: auditTrailView,
   },
   {
     method: 'post',
     path: '/api/diagnostics/worker-ping',
     summary: 'Round trip through a worker',
     auth: 'session',
-    success: ok('`{ping_id, recorded_at, attempt}`'),
+    success: ok('`{workflow_id, ping_id, recorded_at, activity_attempt, round_trip_ms}`'),
+    response: workerPingView,
     errors: { 504: 'No worker answered' },
   },
   {
@@ -242,6 +353,7 @@ export const OPERATIONS: Operation[] = [
     auth: 'apiKey',
     body: inspectSchema,
     success: ok('`{user_id, verdict, score, findings, evidence}`'),
+    response: inspectionView,
     errors: {
       402: 'Plan limit reached',
       429: 'Burst limit reached',
@@ -255,6 +367,7 @@ export const OPERATIONS: Operation[] = [
     auth: 'apiKey',
     query: historyQuery,
     success: ok('`{inspections, next_before}`'),
+    response: inspectionHistoryView,
   },
   {
     method: 'post',
@@ -262,6 +375,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'Re-verify a sealed record',
     auth: 'apiKey',
     success: ok('The verification'),
+    response: recordVerificationView,
   },
   {
     method: 'get',
@@ -270,6 +384,7 @@ export const OPERATIONS: Operation[] = [
     auth: 'apiKey',
     query: exportQuery,
     success: ok('The log'),
+    response: evidenceExportView,
     errors: { 402: 'PDF needs a paid plan' },
   },
   {
@@ -278,6 +393,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'Whole-log chain check',
     auth: 'apiKey',
     success: ok('The check'),
+    response: chainReportView,
   },
   {
     method: 'post',
@@ -286,6 +402,7 @@ export const OPERATIONS: Operation[] = [
     auth: 'sessionOrApiKey',
     body: trapSchema,
     success: ok('The trap', 201),
+    response: trapView,
     errors: { 402: 'Plan limit reached' },
   },
   {
@@ -294,6 +411,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'Traps',
     auth: 'sessionOrApiKey',
     success: ok('`{traps}`'),
+    response: trapListView,
   },
   {
     method: 'get',
@@ -301,6 +419,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'One trap',
     auth: 'sessionOrApiKey',
     success: ok('The trap'),
+    response: trapView,
   },
   {
     method: 'get',
@@ -308,6 +427,7 @@ export const OPERATIONS: Operation[] = [
     summary: "A trap's hits",
     auth: 'sessionOrApiKey',
     success: ok('`{hits}`'),
+    response: trapHitsView,
   },
   {
     method: 'delete',
@@ -316,6 +436,7 @@ export const OPERATIONS: Operation[] = [
     auth: 'sessionOrApiKey',
     query: trapDeleteQuery,
     success: ok('`{trap_id, deleted, removed_hits}`'),
+    response: trapDeletedView,
     errors: { 409: 'Holds hits: force=true needed' },
   },
   {
@@ -325,6 +446,7 @@ export const OPERATIONS: Operation[] = [
     auth: 'sessionOrApiKey',
     body: documentSchema,
     success: ok('The document with `marked_content`', 201),
+    response: registeredDocumentView,
     errors: { 402: 'Plan limit reached' },
   },
   {
@@ -333,6 +455,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'Documents',
     auth: 'sessionOrApiKey',
     success: ok('`{documents}`'),
+    response: documentListView,
   },
   {
     method: 'get',
@@ -340,6 +463,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'One document',
     auth: 'sessionOrApiKey',
     success: ok('The document'),
+    response: documentView,
   },
   {
     method: 'get',
@@ -347,6 +471,7 @@ export const OPERATIONS: Operation[] = [
     summary: "A document's leak records",
     auth: 'sessionOrApiKey',
     success: ok('`{leaks}`'),
+    response: leakListView,
   },
   {
     method: 'post',
@@ -355,6 +480,7 @@ export const OPERATIONS: Operation[] = [
     auth: 'sessionOrApiKey',
     body: leakSchema,
     success: ok('`{markers_found}`', 202),
+    response: leakReportView,
   },
   {
     method: 'delete',
@@ -363,6 +489,7 @@ export const OPERATIONS: Operation[] = [
     auth: 'sessionOrApiKey',
     query: documentDeleteQuery,
     success: ok('`{document_id, deleted, removed_leaks}`'),
+    response: documentDeletedView,
     errors: { 409: 'Holds leak records: force=true needed' },
   },
   {
@@ -372,6 +499,7 @@ export const OPERATIONS: Operation[] = [
     auth: 'sessionOrApiKey',
     body: agentSchema,
     success: ok('The agent', 201),
+    response: agentView,
   },
   {
     method: 'get',
@@ -379,6 +507,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'Agents',
     auth: 'sessionOrApiKey',
     success: ok('`{agents}`'),
+    response: agentListView,
   },
   {
     method: 'get',
@@ -386,6 +515,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'One agent',
     auth: 'sessionOrApiKey',
     success: ok('The agent'),
+    response: agentView,
   },
   {
     method: 'post',
@@ -393,6 +523,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'Heartbeat',
     auth: 'sessionOrApiKey',
     success: ok('`{agent_id, received}`', 202),
+    response: heartbeatView,
   },
   {
     method: 'post',
@@ -401,6 +532,7 @@ export const OPERATIONS: Operation[] = [
     auth: 'sessionOrApiKey',
     body: blockedSkillSchema,
     success: ok('`{agent_id, reported}`', 202),
+    response: blockedSkillView,
   },
   {
     method: 'delete',
@@ -422,6 +554,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'Public hash check',
     auth: 'none',
     success: ok('`{content_hash, exists, intact, sealed_at, algorithm}`'),
+    response: hashCheckView,
     errors: { 422: 'Not a SHA-256 hex digest', 429: 'Too many checks' },
   },
   {
@@ -430,6 +563,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'Whole-log chain check (console)',
     auth: 'session',
     success: ok('The check'),
+    response: chainReportView,
   },
   {
     method: 'get',
@@ -438,6 +572,7 @@ export const OPERATIONS: Operation[] = [
     auth: 'session',
     query: trailQuery,
     success: ok('`{records, next_before}`'),
+    response: evidencePageView,
   },
   {
     method: 'post',
@@ -445,6 +580,7 @@ export const OPERATIONS: Operation[] = [
     summary: "Recompute one record's hash (console)",
     auth: 'session',
     success: ok('The verification'),
+    response: recordVerificationView,
   },
   {
     method: 'get',
@@ -453,6 +589,7 @@ export const OPERATIONS: Operation[] = [
     auth: 'session',
     query: exportQuery,
     success: ok('The log'),
+    response: evidenceExportView,
     errors: { 402: 'PDF needs a paid plan' },
   },
   {
@@ -461,6 +598,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'Usage per metered action',
     auth: 'session',
     success: ok('`{plan, plan_display_name, metrics}`'),
+    response: usageView,
   },
   {
     method: 'post',
@@ -469,6 +607,7 @@ export const OPERATIONS: Operation[] = [
     auth: 'session',
     body: channelSchema,
     success: ok('The channel', 201),
+    response: channelView,
   },
   {
     method: 'get',
@@ -476,6 +615,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'Alert channels',
     auth: 'session',
     success: ok('`{channels}`'),
+    response: channelListView,
   },
   {
     method: 'get',
@@ -483,6 +623,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'One channel',
     auth: 'session',
     success: ok('The channel'),
+    response: channelView,
   },
   {
     method: 'patch',
@@ -491,6 +632,7 @@ export const OPERATIONS: Operation[] = [
     auth: 'session',
     body: channelUpdateSchema,
     success: ok('The channel'),
+    response: channelView,
   },
   {
     method: 'delete',
@@ -505,6 +647,7 @@ export const OPERATIONS: Operation[] = [
     summary: "A channel's latest deliveries",
     auth: 'session',
     success: ok('`{deliveries}`'),
+    response: deliveryListView,
   },
   {
     method: 'post',
@@ -512,6 +655,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'Send a test alert through the real workflow',
     auth: 'session',
     success: ok('The outcome'),
+    response: channelTestView,
     errors: { 429: 'Too many channel tests running' },
   },
 ];

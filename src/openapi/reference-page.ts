@@ -7,10 +7,17 @@ interface OperationView {
   'x-required-scope'?: string;
   parameters: { name: string; in: string; required: boolean }[];
   requestBody?: { content: { 'application/json': { schema: unknown } } };
-  responses: Record<string, { description: string }>;
+  responses: Record<
+    string,
+    { description: string; content?: Record<string, { schema?: Record<string, unknown> }> }
+  >;
 }
 
 const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const schemaDetails = (title: string, schema: unknown) =>
+  `<details><summary>${title} (JSON Schema)</summary><pre>${escape(
+    JSON.stringify(schema, null, 2),
+  )}</pre></details>`;
 
 const AUTH_NAMES: Record<string, string> = {
   session: 'session token (Authorization: Bearer)',
@@ -28,12 +35,15 @@ function operationHtml(method: string, path: string, op: OperationView): string 
         .join(', ')}</p>`
     : '';
   const body = op.requestBody
-    ? `<details><summary>Request body (JSON Schema)</summary><pre>${escape(
-        JSON.stringify(op.requestBody.content['application/json'].schema, null, 2),
-      )}</pre></details>`
+    ? schemaDetails('Request body', op.requestBody.content['application/json'].schema)
     : '';
+  // Error answers point at the shared `Error` schema, described once at the top.
   const responses = Object.entries(op.responses)
-    .map(([status, r]) => `<li><code>${status}</code> ${escape(r.description)}</li>`)
+    .map(([status, r]) => {
+      const schema = r.content?.['application/json']?.schema;
+      const shown = schema && !('$ref' in schema) ? schemaDetails('Body', schema) : '';
+      return `<li><code>${status}</code> ${escape(r.description)}${shown}</li>`;
+    })
     .join('');
   const id = `${method}-${path}`.replace(/[^a-z0-9]+/gi, '-');
   return `<section id="${id}" aria-labelledby="${id}-h">

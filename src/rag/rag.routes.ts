@@ -3,9 +3,10 @@ import { z } from 'zod';
 import type { CanariesRepository } from '../canaries/canaries.repository';
 import { makeDecoy, RAG_MARKER_PATTERN, type DecoySettings } from '../canaries/decoys';
 import type { EvidenceBoundRemoval } from '../canaries/evidence-bound-removal';
-import type { ThreatsRepository } from '../canaries/threats.repository';
+import { HIT_VIAS, type ThreatsRepository } from '../canaries/threats.repository';
 import type { Tripwires } from '../canaries/tripwires';
 import type { Clock } from '../clock';
+import { evidenceRefView } from '../evidence/evidence.service';
 import { callerAccountId, ownedByCaller } from '../http/caller';
 import { validateBody } from '../http/validate';
 import type { DocumentsRepository, RagDocument } from './documents.repository';
@@ -24,6 +25,36 @@ export const leakSchema = z
   .strict();
 
 export const deleteQuery = z.object({ force: z.enum(['true', 'false']).optional() }).strict();
+
+export const documentView = z.object({
+  document_id: z.string(),
+  title: z.string(),
+  marker: z.string(),
+  canary_id: z.string(),
+  content_length: z.number().int(),
+  leak_count: z.number().int(),
+  created_at: z.iso.datetime(),
+});
+/** Only when registered: the text to index instead of the original. */
+export const registeredDocumentView = documentView.extend({ marked_content: z.string() });
+export const documentListView = z.object({ documents: z.array(documentView) });
+export const leakListView = z.object({
+  leaks: z.array(
+    z.object({
+      leak_id: z.string(),
+      threat_event_id: z.string(),
+      at: z.iso.datetime(),
+      via: z.enum(HIT_VIAS),
+      evidence: evidenceRefView,
+    }),
+  ),
+});
+export const leakReportView = z.object({ markers_found: z.array(z.string()) });
+export const documentDeletedView = z.object({
+  document_id: z.string(),
+  deleted: z.literal(true),
+  removed_leaks: z.number().int(),
+});
 
 /** Where the marker goes: a reference line at the end, kept by chunkers and copied with the text. */
 export function markContent(content: string, marker: string): string {
@@ -49,7 +80,7 @@ export function ragRoutes(deps: RagDeps): Router {
   const owned = async (res: Response, documentId: string) =>
     ownedByCaller(res, await documents.findById(documentId), `document ${documentId}`);
 
-  const describe = async (document: RagDocument) => ({
+  const describe = async (document: RagDocument): Promise<z.output<typeof documentView>> => ({
     document_id: document.id,
     title: document.title,
     marker: document.marker,
@@ -83,12 +114,14 @@ export function ragRoutes(deps: RagDeps): Router {
     res.status(201).json({
       ...(await describe(document)),
       marked_content: markContent(body.content, decoy.value),
-    });
+    } satisfies z.output<typeof registeredDocumentView>);
   });
 
   router.get('/documents', async (_req, res) => {
     const list = await documents.list(callerAccountId(res));
-    res.json({ documents: await Promise.all(list.map(describe)) });
+    res.json({
+      documents: await Promise.all(list.map(describe)),
+    } satisfies z.output<typeof documentListView>);
   });
 
   router.get('/documents/:document_id', async (req, res) => {
@@ -107,7 +140,7 @@ export function ragRoutes(deps: RagDeps): Router {
         via: h.source.via,
         evidence: { log_id: h.evidence.logId, content_hash: h.evidence.contentHash },
       })),
-    });
+    } satisfies z.output<typeof leakListView>);
   });
 
   /**
@@ -125,7 +158,7 @@ export function ragRoutes(deps: RagDeps): Router {
       const canary = await canaries.findById(canaryId);
       if (canary?.accountId === callerAccountId(res)) own.push(marker);
     }
-    res.status(202).json({ markers_found: own });
+    res.status(202).json({ markers_found: own } satisfies z.output<typeof leakReportView>);
   });
 
   router.delete('/documents/:document_id', async (req, res) => {
@@ -138,7 +171,11 @@ export function ragRoutes(deps: RagDeps): Router {
       force: force === 'true',
     });
     await documents.remove(document.id);
-    res.json({ document_id: document.id, deleted: true, removed_leaks: removedEvidence });
+    res.json({
+      document_id: document.id,
+      deleted: true,
+      removed_leaks: removedEvidence,
+    } satisfies z.output<typeof documentDeletedView>);
   });
 
   return router;

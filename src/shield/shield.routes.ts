@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { requireApiKey } from '../http/api-key-auth';
 import { callerAccountId, ownAccountOnly } from '../http/caller';
 import { validateBody } from '../http/validate';
-import type { ShieldInspector } from './shield.service';
+import { inspectionRecordView, inspectionResultView, type ShieldInspector } from './shield.service';
 
 export const inspectSchema = z.object({
   user_id: z.string().min(1),
@@ -19,6 +19,12 @@ export const historyQuery = z
 
 type InspectRequest = z.infer<typeof inspectSchema>;
 
+export const inspectionView = inspectionResultView.extend({ user_id: z.string() });
+export const inspectionHistoryView = z.object({
+  inspections: z.array(inspectionRecordView),
+  next_before: z.number().int().nullable(),
+});
+
 /** Exported with `inspectHandler` for the benchmark's unauthenticated baseline. */
 export const inspectValidation = validateBody(inspectSchema);
 
@@ -33,7 +39,7 @@ export function inspectHandler(
   return async (req, res) => {
     const { user_id, user_message } = req.body as InspectRequest;
     const result = await inspector.inspect(req, accountOf(req, res), user_id, user_message);
-    res.json({ user_id, ...result });
+    res.json({ user_id, ...result } satisfies z.output<typeof inspectionView>);
   };
 }
 
@@ -58,7 +64,7 @@ export function shieldRoutes(meterInspection: RequestHandler, inspector: ShieldI
     res.json({
       inspections,
       next_before: inspections.length === limit && last ? last.seq : null,
-    });
+    } satisfies z.output<typeof inspectionHistoryView>);
   });
   return router;
 }

@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { Request } from 'express';
+import { z } from 'zod';
 import { emailToken, RAG_MARKER_PATTERN, urlToken } from '../canaries/decoys';
 import type { Tripwires } from '../canaries/tripwires';
 import type { EvidenceRepository } from '../evidence/evidence.repository';
+import { evidenceRefView } from '../evidence/evidence.service';
 import type { EvidenceStore } from '../evidence/evidence.store';
 import { credentialCandidates, inspectMessage, type Finding, type Inspection } from './inspect';
 
@@ -20,9 +22,44 @@ function asToken(text: string): string {
   return EMAIL.test(text) ? emailToken(text) : text;
 }
 
-export interface InspectionResult extends Inspection {
-  evidence: { log_id: string; content_hash: string };
-}
+const verdictView = z.enum(['allow', 'flag', 'block']);
+const findingFields = {
+  rule: z.string(),
+  category: z.enum(['prompt_injection', 'jailbreak', 'secret', 'exfiltration']),
+  severity: z.enum(['low', 'medium', 'high', 'critical']),
+};
+
+/** The inspection as answered (the route adds `user_id`): spans index the original message. */
+export const inspectionResultView = z.object({
+  verdict: verdictView,
+  score: z.number().int(),
+  findings: z.array(
+    z.object({
+      ...findingFields,
+      span: z.object({ start: z.number().int(), end: z.number().int(), text: z.string() }),
+    }),
+  ),
+  evidence: evidenceRefView,
+});
+type InspectionResult = z.output<typeof inspectionResultView>;
+
+/** What an inspection seals: the message's hash and length, and spans without their text. */
+const sealedInspectionData = z.object({
+  user_id: z.string(),
+  message_sha256: z.string(),
+  message_length: z.number().int(),
+  verdict: verdictView,
+  score: z.number().int(),
+  findings: z.array(z.object({ ...findingFields, start: z.number().int(), end: z.number().int() })),
+});
+
+/** One entry of the history: the sealed record, never the message. */
+export const inspectionRecordView = sealedInspectionData.extend({
+  log_id: z.string(),
+  seq: z.number().int(),
+  inspected_at: z.iso.datetime(),
+  content_hash: z.string().optional(),
+});
 
 /**
  * `/shield/inspect` behind the route: the shipped rules, then the account's tripwires (a planted
@@ -61,7 +98,7 @@ export class ShieldInspector {
           start: span.start,
           end: span.end,
         })),
-      },
+      } satisfies z.output<typeof sealedInspectionData>,
     });
     return {
       ...result,
@@ -101,18 +138,23 @@ export class ShieldInspector {
   }
 
   /** The account's inspections, newest first. */
-  async history(accountId: string, limit: number, beforeSeq?: number) {
+  async history(
+    accountId: string,
+    limit: number,
+    beforeSeq?: number,
+  ): Promise<z.output<typeof inspectionRecordView>[]> {
     const records = await this.deps.evidence.listNewestFirst(accountId, {
       kinds: [SHIELD_INSPECTION_KIND],
       limit,
       beforeSeq,
     });
+    // Read back as sealed by `inspect` above.
     return records.map((r) => ({
       log_id: r.id,
       seq: r.seq,
       inspected_at: r.sealedAt.toISOString(),
       content_hash: r.contentHash,
-      ...(r.data as Record<string, unknown>),
+      ...(r.data as z.output<typeof sealedInspectionData>),
     }));
   }
 }

@@ -1,4 +1,6 @@
 import request from 'supertest';
+import { agentView } from '../../src/agent/agent.routes';
+import { threatEventListView } from '../../src/canaries/threats.routes';
 import { createKey, signUpAndLogIn } from '../support/accounts';
 import { startAlertStack } from '../support/alert-stack';
 import type { Receiver } from '../support/receiver';
@@ -33,7 +35,7 @@ async function register(key: string, seconds: number) {
     .set('X-API-Key', key)
     .send({ name: 'support-bot', heartbeat_interval_seconds: seconds, platform: 'LangChain' })
     .expect(201);
-  return res.body.agent_id as string;
+  return agentView.parse(res.body).agent_id;
 }
 
 describe('agent watch', () => {
@@ -43,17 +45,16 @@ describe('agent watch', () => {
     await receiver.waitFor(a.alertsPath, 1, 15_000);
     await sleep(5_000); // two more intervals of silence
     expect(a.alerts()).toHaveLength(1);
-    const events = (
-      await request(t.app)
-        .get('/api/threat-events')
-        .set({ Authorization: `Bearer ${a.who.token}` })
-    ).body.threat_events as {
-      canary_kind: string;
-      alert: { attacker: { ip: string }; interpretation: string };
-    }[];
+    const events = threatEventListView.parse(
+      (
+        await request(t.app)
+          .get('/api/threat-events')
+          .set({ Authorization: `Bearer ${a.who.token}` })
+      ).body,
+    ).threat_events;
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ canary_kind: 'agent', alert: { attacker: { ip: '' } } });
-    expect(events[0]!.alert.interpretation).toMatch(
+    expect(events[0]!.alert!.interpretation).toMatch(
       /sent no heartbeat for \d+ s \(expected every 2 s\)/,
     );
   }, 30_000);
@@ -84,15 +85,15 @@ describe('agent watch', () => {
       .expect(202);
     await receiver.waitFor(a.alertsPath, 1, 15_000);
     expect(a.alerts()).toHaveLength(1);
-    const [event] = (
-      await request(t.app)
-        .get('/api/threat-events')
-        .set({ Authorization: `Bearer ${a.who.token}` })
-    ).body.threat_events as {
-      alert: { alert_level: string; interpretation: string; attacker: { ip: string } };
-    }[];
+    const [event] = threatEventListView.parse(
+      (
+        await request(t.app)
+          .get('/api/threat-events')
+          .set({ Authorization: `Bearer ${a.who.token}` })
+      ).body,
+    ).threat_events;
     expect(event!.alert).toMatchObject({ alert_level: 'HIGH', attacker: { ip: '' } });
-    expect(event!.alert.interpretation).toContain('shell.exec');
+    expect(event!.alert!.interpretation).toContain('shell.exec');
     await request(t.app).delete(`/agent/agents/${id}`).set('X-API-Key', a.key).expect(204);
   }, 30_000);
 

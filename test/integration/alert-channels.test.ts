@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { channelListView, channelView } from '../../src/alerts/channels.routes';
 import { createKey, signUpAndLogIn, type SignedIn } from '../support/accounts';
 import { createTestApp, testConfig, type TestApp } from '../support/test-app';
 
@@ -25,6 +26,7 @@ describe('alert channels', () => {
       secret: SECRET,
     });
     expect(res.status).toBe(201);
+    channelView.parse(res.body);
     expect(res.body).toEqual({
       id: expect.stringMatching(/^chn_/),
       kind: 'webhook',
@@ -37,7 +39,7 @@ describe('alert channels', () => {
       createdAt: expect.any(String),
     });
     const listed = await request(t.app).get('/api/alert-channels').set(as(who));
-    expect(listed.body.channels).toHaveLength(1);
+    expect(channelListView.parse(listed.body).channels).toHaveLength(1);
     expect(JSON.stringify(listed.body)).not.toContain(SECRET);
     expect(
       JSON.stringify(

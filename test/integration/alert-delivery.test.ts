@@ -1,5 +1,7 @@
 import request from 'supertest';
 import { startAlert } from '../../src/alerts/alert-workflows';
+import { channelTestView, deliveryListView } from '../../src/alerts/channels.routes';
+import { auditTrailView } from '../../src/audit/audit.routes';
 import { freePort } from '../../tools/stack';
 import { tripwirePayload } from '../support/alerts';
 import { signUpAndLogIn, type SignedIn } from '../support/accounts';
@@ -32,12 +34,11 @@ async function channel(who: SignedIn, url: string, kind = 'webhook') {
 
 const test = (who: SignedIn, id: string) =>
   request(t.app).post(`/api/alert-channels/${id}/test`).set(as(who));
+/** Parsed with the documented schema, so a drifting schema fails here. */
 const deliveries = async (who: SignedIn, id: string) =>
-  (await request(t.app).get(`/api/alert-channels/${id}/deliveries`).set(as(who))).body
-    .deliveries as {
-    outcome: string;
-    attempts: { attempt: number; at: string; status: number | null; error: string | null }[];
-  }[];
+  deliveryListView.parse(
+    (await request(t.app).get(`/api/alert-channels/${id}/deliveries`).set(as(who))).body,
+  ).deliveries;
 
 describe('channel test through the real workflow', () => {
   it('when the receiver answers 200, then one attempt, delivered, and the outcome is recorded everywhere', async () => {
@@ -45,7 +46,11 @@ describe('channel test through the real workflow', () => {
     const id = await channel(who, receiver.url('/ok-200'));
     const res = await test(who, id);
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ channelId: id, outcome: 'delivered', status: 200 });
+    expect(channelTestView.parse(res.body)).toMatchObject({
+      channelId: id,
+      outcome: 'delivered',
+      status: 200,
+    });
     expect(receiver.hitsOn('/ok-200')).toHaveLength(1);
     const [record] = await deliveries(who, id);
     expect(record).toMatchObject({
@@ -54,7 +59,9 @@ describe('channel test through the real workflow', () => {
     });
     const stored = (await request(t.app).get(`/api/alert-channels/${id}`).set(as(who))).body;
     expect(stored).toMatchObject({ lastError: null, lastDeliveryAt: expect.any(String) });
-    const trail = (await request(t.app).get('/api/audit/trail').set(as(who))).body.entries;
+    const trail = auditTrailView.parse(
+      (await request(t.app).get('/api/audit/trail').set(as(who))).body,
+    ).entries;
     expect(trail[0]).toMatchObject({
       action: 'delivery.outcome',
       outcome: 'delivered',
@@ -109,8 +116,10 @@ describe('channel test through the real workflow', () => {
   it('when nothing listens, then three attempts and the network error is kept', async () => {
     const who = await signUpAndLogIn(t.app);
     const id = await channel(who, `https://127.0.0.1:${await freePort()}/refused`);
-    expect((await test(who, id)).body).toMatchObject({
+    // No answer, so no status: null, as the documented schema allows.
+    expect(channelTestView.parse((await test(who, id)).body)).toMatchObject({
       outcome: 'failed',
+      status: null,
       error: expect.stringMatching(/ECONNREFUSED/),
     });
     expect((await deliveries(who, id))[0]!.attempts).toHaveLength(3);

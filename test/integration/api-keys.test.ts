@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { keyListView, newKeyView, revokedKeyView } from '../../src/keys/api-keys.routes';
 import { createKey, signUpAndLogIn, type SignedIn } from '../support/accounts';
 import { createTestApp, type TestApp } from '../support/test-app';
 
@@ -26,6 +27,7 @@ describe('generate-key', () => {
       .send({ name: 'ci' });
     expect(res.status).toBe(201);
     expect(res.headers['cache-control']).toBe('no-store');
+    newKeyView.parse(res.body);
     expect(res.body).toEqual({
       key: expect.stringMatching(/^svc_[a-z0-9]{12}_[A-Za-z0-9_-]{43}$/),
       id: expect.stringMatching(/^[a-z0-9]{12}$/),
@@ -152,7 +154,7 @@ describe('list', () => {
     expect((await inspect(key, who.userId)).status).toBe(200);
     let lastUsed: unknown = null;
     for (let i = 0; i < 20 && !lastUsed; i++) {
-      lastUsed = (await listKeys(who)).body.keys[0].last_used_at;
+      lastUsed = keyListView.parse((await listKeys(who)).body).keys[0]!.last_used_at;
       if (!lastUsed) await new Promise((r) => setTimeout(r, 50));
     }
     expect(lastUsed).toEqual(expect.any(String));
@@ -166,7 +168,10 @@ describe('revocation', () => {
     expect((await inspect(key, who.userId)).status).toBe(200);
     const res = await request(t.app).delete(`/api/auth/keys/${id}`).set(bearer(who));
     expect(res.status).toBe(200);
-    expect(res.body.revoked.id).toBe(id);
+    expect(revokedKeyView.parse(res.body)).toMatchObject({
+      revoked: { id },
+      revoked_at: expect.any(String),
+    });
     expect((await inspect(key, who.userId)).status).toBe(401);
     expect((await listKeys(who)).body.keys).toEqual([]);
     const again = await request(t.app).delete(`/api/auth/keys/${id}`).set(bearer(who));
@@ -187,6 +192,7 @@ describe('revocation', () => {
 
     const res = await request(t.app).post('/api/auth/revoke-key').set(bearer(who)).send({ key });
     expect(res.status).toBe(200);
+    revokedKeyView.parse(res.body);
     expect((await inspect(key, who.userId)).status).toBe(401);
   });
 

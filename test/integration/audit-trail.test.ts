@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { createKey, signUpAndLogIn, type SignedIn } from '../support/accounts';
 import { AuditTrail, toEvidence } from '../../src/audit/audit-trail';
+import { auditTrailView } from '../../src/audit/audit.routes';
 import { EvidenceRepository } from '../../src/evidence/evidence.repository';
 import { EvidenceStore } from '../../src/evidence/evidence.store';
 import { createTestApp, type TestApp } from '../support/test-app';
@@ -19,7 +20,10 @@ const trail = (who: SignedIn, query = '') =>
 async function waitForEntries(who: SignedIn, count: number) {
   for (let i = 0; i < 50; i++) {
     const res = await trail(who, '?limit=200');
-    if (res.body.entries.length >= count) return res.body.entries as Record<string, unknown>[];
+    if (res.body.entries.length >= count) {
+      auditTrailView.parse(res.body);
+      return res.body.entries as Record<string, unknown>[];
+    }
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`audit trail never reached ${count} entries`);

@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { deliveryListView } from '../../src/alerts/channels.routes';
 import { startAlert } from '../../src/alerts/alert-workflows';
 import { tripwirePayload } from '../support/alerts';
 import { createKey, signUpAndLogIn, type SignedIn } from '../support/accounts';
@@ -48,11 +49,7 @@ async function alert(who: SignedIn, suffix = '') {
 async function deliveriesOf(who: SignedIn, channelId: string) {
   const res = await request(t.app).get(`/api/alert-channels/${channelId}/deliveries`).set(as(who));
   if (res.status !== 200) throw new Error(`deliveries: ${res.status} ${res.text}`);
-  return res.body.deliveries as {
-    outcome: string;
-    error: string | null;
-    attempts: { status: number | null }[];
-  }[];
+  return deliveryListView.parse(res.body).deliveries;
 }
 
 describe('built-in email channel', () => {

@@ -2,6 +2,8 @@ import nodemailer from 'nodemailer';
 import request from 'supertest';
 import { alertPayloadSchema, type AlertPayload } from '../../src/alerts/payload';
 import { verifyWebhookSignature } from '../../src/alerts/webhook-signature';
+import { canaryView } from '../../src/canaries/canaries.routes';
+import { threatEventListView, threatLogView } from '../../src/canaries/threats.routes';
 import { startDecoyMailServer, type DecoyMailServer } from '../../src/canaries/decoy-mail';
 import { generateApiKey } from '../../src/keys/api-key-format';
 import { createKey, signUpAndLogIn, type SignedIn } from '../support/accounts';
@@ -64,7 +66,7 @@ async function plant(who: SignedIn, kind: string, extra: object = {}) {
     .set(as(who))
     .send({ kind, memo: `${kind} in the test`, ...extra });
   if (res.status !== 201) throw new Error(`plant: ${res.status} ${res.text}`);
-  return res.body as { canary_id: string; value: string; secret?: string };
+  return canaryView.parse(res.body);
 }
 
 /** The verified alerts at a receiver path, waiting until `count` have arrived. */
@@ -112,7 +114,9 @@ describe('a decoy API key presented to the API', () => {
     expect(alert!.data.mailServer).toBeUndefined();
     expect(alert!.data.riskScore).toBeGreaterThanOrEqual(50);
 
-    const events = (await request(t.app).get('/api/threat-events').set(as(who))).body;
+    const events = threatEventListView.parse(
+      (await request(t.app).get('/api/threat-events').set(as(who))).body,
+    );
     expect(events.threat_events).toMatchObject([
       {
         threat_event_id: alert!.data.threatEventId,
@@ -121,8 +125,10 @@ describe('a decoy API key presented to the API', () => {
         alert: { risk_score: alert!.data.riskScore, attacker: { ip: ATTACKER } },
       },
     ]);
-    const log = (await request(t.app).get('/api/threat-log').set(as(who))).body;
-    const [hit] = log.hits as { evidence: { content_hash: string } }[];
+    const log = threatLogView.parse(
+      (await request(t.app).get('/api/threat-log').set(as(who))).body,
+    );
+    const [hit] = log.hits;
     const sealed = await request(t.app).get(`/api/verify/${hit!.evidence.content_hash}`);
     expect(sealed.body).toMatchObject({ exists: true, intact: true });
   });
@@ -191,6 +197,19 @@ describe('a decoy email address', () => {
       attacker: { ip: '' },
       mailServer: { ip: '127.0.0.1' },
     });
+    const events = threatEventListView.parse(
+      (await request(t.app).get('/api/threat-events').set(as(who))).body,
+    );
+    expect(events.threat_events).toMatchObject([
+      {
+        source: {
+          ip: '',
+          via: 'email',
+          mail_server: { ip: '127.0.0.1', mail_from: 'sender@example.org' },
+        },
+        alert: { mail_server: { ip: '127.0.0.1' } },
+      },
+    ]);
   });
 
   it('when mail is for an address nobody planted, then the listener refuses it', async () => {

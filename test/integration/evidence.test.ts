@@ -1,4 +1,11 @@
 import request from 'supertest';
+import { evidenceExportView } from '../../src/evidence/evidence-export';
+import {
+  chainReportView,
+  hashCheckView,
+  recordVerificationView,
+} from '../../src/evidence/evidence.service';
+import { evidencePageView } from '../../src/evidence/console-evidence.routes';
 import { EvidenceStore } from '../../src/evidence/evidence.store';
 import { createKey, signUpAndLogIn, type SignedIn } from '../support/accounts';
 import { createTestApp, type TestApp } from '../support/test-app';
@@ -43,6 +50,7 @@ describe('POST /audit/verify/<log_id>', () => {
     const [record] = await seal(who, 1);
     const res = await verify(who, record!.id);
     expect(res.status).toBe(200);
+    recordVerificationView.parse(res.body);
     expect(res.body).toEqual({
       log_id: record!.id,
       seq: 2,
@@ -67,7 +75,12 @@ describe('POST /audit/verify/<log_id>', () => {
       { $set: { 'data.note': 'rewritten' } },
     );
     const res = await verify(who, record!.id);
-    expect(res.body).toMatchObject({ verified: false, tampered: true, match: false, sealed: true });
+    expect(recordVerificationView.parse(res.body)).toMatchObject({
+      verified: false,
+      tampered: true,
+      match: false,
+      sealed: true,
+    });
     expect(res.body.stored_hash).toBe(record!.contentHash);
     expect(res.body.recomputed_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(res.body.recomputed_hash).not.toBe(res.body.stored_hash);
@@ -178,6 +191,7 @@ describe('GET /audit/chain/<user_id>', () => {
     const who = await account();
     const records = await seal(who, 3);
     const res = await chain(who);
+    chainReportView.parse(res.body);
     expect(res.body).toEqual({
       intact: true,
       records_checked: 4,
@@ -194,7 +208,7 @@ describe('GET /audit/chain/<user_id>', () => {
     await evidence().deleteOne({ _id: records[1]!.id as never });
     await evidence().deleteOne({ _id: records[3]!.id as never });
     const res = await chain(who);
-    expect(res.body).toMatchObject({
+    expect(chainReportView.parse(res.body)).toMatchObject({
       intact: false,
       records_checked: 3,
       first_edited: null,
@@ -243,6 +257,7 @@ describe('GET /api/verify/<hash>', () => {
     const [record] = await seal(who, 1);
     const res = await request(t.app).get(`/api/verify/${record!.contentHash!.toUpperCase()}`);
     expect(res.status).toBe(200);
+    hashCheckView.parse(res.body);
     expect(res.body).toEqual({
       content_hash: record!.contentHash,
       exists: true,
@@ -291,6 +306,7 @@ describe('GET /audit/export/<user_id>', () => {
     const res = await request(t.app).get(`/audit/export/${who.userId}`).set('X-API-Key', who.key);
     expect(res.status).toBe(200);
     expect(res.type).toBe('application/json');
+    evidenceExportView.parse(res.body);
     expect(res.body.account_id).toBe(who.userId);
     expect(res.body.records.map((r: { seq: number }) => r.seq)).toEqual([1, 2, 3, 4]);
     expect(res.body.records[3]).toEqual({
@@ -395,6 +411,7 @@ describe('console evidence routes under /api/audit (session)', () => {
       data: { note: 'n2', i: 2 },
     });
     expect(first.body.next_before).toBe(3);
+    evidencePageView.parse(first.body);
     const rest = await request(t.app)
       .get(`/api/audit/records?limit=2&before=${first.body.next_before}`)
       .set(asSession(who));

@@ -1,4 +1,10 @@
 import request from 'supertest';
+import { trapDeletedView, trapHitsView, trapView } from '../../src/honeypot/honeypot.routes';
+import {
+  documentDeletedView,
+  leakListView,
+  registeredDocumentView,
+} from '../../src/rag/rag.routes';
 import { createKey, signUpAndLogIn, type SignedIn } from '../support/accounts';
 import { startAlertStack } from '../support/alert-stack';
 import type { Receiver } from '../support/receiver';
@@ -57,15 +63,17 @@ const resources = {
         .set('X-API-Key', a.key)
         .send({ name: 'admin panel', kind: 'endpoint' })
         .expect(201);
-      const url = new URL(res.body.decoys[0].value as string);
+      const trap = trapView.parse(res.body);
+      const url = new URL(trap.decoys[0]!.value);
       return {
-        path: `/honeypot/traps/${res.body.trap_id as string}`,
-        canaryId: res.body.decoys[0].canary_id as string,
+        path: `/honeypot/traps/${trap.trap_id}`,
+        canaryId: trap.decoys[0]!.canary_id,
         fire: () => request(t.app).get(url.pathname).expect(200),
       };
     },
     countField: 'hit_count',
     evidenceList: 'hits',
+    views: { evidence: trapHitsView, deleted: trapDeletedView },
   },
   document: {
     async create(a: Account) {
@@ -74,10 +82,11 @@ const resources = {
         .set('X-API-Key', a.key)
         .send({ title: 'Pricing 2027', content: 'Internal pricing: enterprise tier at 40k.' })
         .expect(201);
-      const marked = res.body.marked_content as string;
+      const document = registeredDocumentView.parse(res.body);
+      const marked = document.marked_content;
       return {
-        path: `/rag/documents/${res.body.document_id as string}`,
-        canaryId: res.body.canary_id as string,
+        path: `/rag/documents/${document.document_id}`,
+        canaryId: document.canary_id,
         fire: () =>
           request(t.app)
             .post('/rag/leaks')
@@ -88,6 +97,7 @@ const resources = {
     },
     countField: 'leak_count',
     evidenceList: 'leaks',
+    views: { evidence: leakListView, deleted: documentDeletedView },
   },
 };
 
@@ -126,11 +136,13 @@ describe.each(Object.entries(resources))('%s delete rules', (_name, resource) =>
     await r.fire();
     await t.tripwires.flush();
     const listed = await request(t.app).get(`${r.path}/${resource.evidenceList}`).set(as(a.who));
+    resource.views.evidence.parse(listed.body);
     const [record] = listed.body[resource.evidenceList] as { evidence: { content_hash: string } }[];
     await request(t.app).get(`/api/verify/${record!.evidence.content_hash}`).expect(200);
 
     const res = await request(t.app).delete(`${r.path}?force=true`).set(as(a.who));
     expect(res.status).toBe(200);
+    resource.views.deleted.parse(res.body);
     await request(t.app).get(`/api/verify/${record!.evidence.content_hash}`).expect(404);
     const log = await request(t.app).get(`/api/threat-log?canary_id=${r.canaryId}`).set(as(a.who));
     expect(log.body.hits).toEqual([]);

@@ -1,6 +1,7 @@
 import { MongoClient } from 'mongodb';
 import request from 'supertest';
 import { createApp } from '../../src/app';
+import { openApiDocumentView, OPERATIONS } from '../../src/openapi/operations';
 import { createTemporal } from '../../src/temporal/client';
 import { freePort } from '../../tools/stack';
 import { createTestApp, testConfig, testLogger, type TestApp } from '../support/test-app';
@@ -16,6 +17,7 @@ describe('request plumbing', () => {
   it('when /openapi.json is asked for, then the API reference comes without credentials', async () => {
     const res = await request(t.app).get('/openapi.json');
     expect(res.status).toBe(200);
+    openApiDocumentView.parse(res.body);
     expect(res.body).toMatchObject({
       openapi: '3.1.0',
       servers: [{ url: t.config.PUBLIC_BASE_URL }],
@@ -25,6 +27,18 @@ describe('request plumbing', () => {
     expect(page.type).toBe('text/html');
     expect(page.text).toContain('<code>POST /shield/inspect</code>');
     expect(page.text).toContain('scope <code>shield:write</code>');
+  });
+
+  it('when a public route gets an invalid X-API-Key, then 401 exactly where the reference says', async () => {
+    for (const op of OPERATIONS.filter((o) => o.auth === 'none')) {
+      const path = op.path.replace(/\{\w+\}/g, 'x');
+      const res = await request(t.app)[op.method](path).set('X-API-Key', 'svc_notakey');
+      expect([op.method, op.path, res.status === 401]).toEqual([
+        op.method,
+        op.path,
+        !op.beforeKeyLayer,
+      ]);
+    }
   });
 
   it('when a route is unknown, then it answers 404 JSON with a detail', async () => {

@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { MongoCounterStore, type CounterStore } from '../../src/metering/counters.repository';
+import { usageView } from '../../src/metering/usage.routes';
 import { PLAN_LIMITS, type ActionLimits, type PlanLimits } from '../../src/metering/plan-limits';
 import { createKey, signUpAndLogIn } from '../support/accounts';
 import { createTestApp, manualClock, type TestApp } from '../support/test-app';
@@ -21,10 +22,9 @@ async function customer(app: TestApp) {
   const inspect = (body: object = { user_id: who.userId, user_message: 'hello' }) =>
     request(app.app).post('/shield/inspect').set('X-API-Key', key).send(body);
   const usage = async () =>
-    (await request(app.app).get('/api/usage').set('Authorization', `Bearer ${who.token}`)).body as {
-      plan: string;
-      metrics: { metric: string; used: number; limit: number; resets_at: string }[];
-    };
+    usageView.parse(
+      (await request(app.app).get('/api/usage').set('Authorization', `Bearer ${who.token}`)).body,
+    );
   const used = async (metric: string) =>
     (await usage()).metrics.find((m) => m.metric === metric)!.used;
   return { ...who, inspect, usage, used };

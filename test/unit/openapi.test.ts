@@ -1,11 +1,19 @@
 import { readFileSync } from 'node:fs';
 import { openApiDocument } from '../../src/openapi/document';
+import { OPERATIONS } from '../../src/openapi/operations';
 
 const doc = openApiDocument('http://localhost:8080');
+type JsonSchema = {
+  type?: string | string[];
+  format?: string;
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  additionalProperties?: unknown;
+};
 type Op = {
   security: unknown[];
   requestBody?: { content: { 'application/json': { schema: { properties?: object } } } };
-  responses: Record<string, unknown>;
+  responses: Record<string, { content?: Record<string, { schema?: JsonSchema }> }>;
   parameters: { name: string; in: string }[];
 };
 const operation = (method: string, path: string) =>
@@ -60,6 +68,42 @@ describe('the OpenAPI document', () => {
     };
     expect(schema.required).toEqual(['email', 'password']);
     expect(schema.properties.password!.minLength).toBe(12);
+  });
+
+  it('when an operation answers JSON, then its success response has a body schema', () => {
+    const json = OPERATIONS.filter(
+      (op) => (op.success.contentType ?? 'application/json') === 'application/json',
+    ).filter((op) => op.success.status !== 204);
+    const missing = json
+      .filter(
+        (op) =>
+          !operation(op.method, op.path)?.responses[op.success.status]?.content?.[
+            'application/json'
+          ]?.schema,
+      )
+      .map((op) => `${op.method} ${op.path}`);
+    expect(missing).toEqual([]);
+    expect(json.length).toBeGreaterThan(45);
+  });
+
+  it('when a body schema is built, then it is the JSON the handler sends', () => {
+    const schemaOf = (method: string, path: string, status: number) =>
+      operation(method, path)!.responses[status]!.content!['application/json']!.schema!;
+    const canary = schemaOf('post', '/api/canaries', 201);
+    // Dates go out as ISO strings; a field the handler may leave out is not required.
+    expect(canary.properties!.created_at).toMatchObject({ type: 'string', format: 'date-time' });
+    expect(canary.properties!.retired_at).toEqual({
+      anyOf: [expect.objectContaining({ format: 'date-time' }), { type: 'null' }],
+    });
+    expect(canary.required).not.toContain('secret');
+    expect(canary.additionalProperties).toBe(false);
+    const list = schemaOf('get', '/api/canaries', 200);
+    expect(list.properties!.canaries).toEqual({
+      type: 'array',
+      items: { ...canary, $schema: undefined },
+    });
+    // A not-ready answer is the readiness report, not an error body.
+    expect(schemaOf('get', '/readyz', 503)).toEqual(schemaOf('get', '/readyz', 200));
   });
 
   it('when a route takes an API key, then its scope is stated and refusals are documented', () => {
