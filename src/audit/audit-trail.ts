@@ -1,5 +1,9 @@
 import { z } from 'zod';
-import type { EvidenceRecord, EvidenceRepository } from '../evidence/evidence.repository';
+import type {
+  EvidencePage,
+  EvidenceRecord,
+  EvidenceRepository,
+} from '../evidence/evidence.repository';
 import type { EvidenceInput, EvidenceStore } from '../evidence/evidence.store';
 import { newId } from '../ids';
 import { DELIVERY_OUTCOMES } from '../../workflows/shared';
@@ -88,7 +92,7 @@ export class AuditTrail {
     return this.store.appendMany(accountId, inputs);
   }
 
-  list(accountId: string, limit: number, beforeSeq?: number): Promise<EvidenceRecord[]> {
-    return this.evidence.listNewestFirst(accountId, { kinds: AUDIT_KINDS, limit, beforeSeq });
+  page(accountId: string, limit: number, beforeSeq?: number): Promise<EvidencePage> {
+    return this.evidence.pageNewestFirst(accountId, { kinds: AUDIT_KINDS, limit, beforeSeq });
   }
 }

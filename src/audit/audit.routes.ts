@@ -51,11 +51,10 @@ export function auditRoutes(trail: AuditTrail, evidence: EvidenceService): Route
   /** The account's audit trail, newest first; `before` is the `seq` to continue below. */
   router.get('/trail', async (req, res) => {
     const { limit, before } = pageSchema.parse(req.query);
-    const records = await trail.list(sessionOf(res).userId, limit + 1, before);
-    const page = records.slice(0, limit);
+    const { records, nextBefore } = await trail.page(sessionOf(res).userId, limit, before);
     res.json({
-      entries: page.map(describeEntry),
-      next: records.length > limit ? (page.at(-1)?.seq ?? null) : null,
+      entries: records.map(describeEntry),
+      next: nextBefore,
     } satisfies z.output<typeof auditTrailView>);
   });
 

@@ -36,14 +36,13 @@ export function consoleEvidenceRoutes({
   /** Newest first; `before` is the `seq` to continue below. */
   router.get('/records', async (req, res) => {
     const { limit, before } = pageSchema.parse(req.query);
-    const records = await evidence.listNewestFirst(sessionOf(res).userId, {
-      limit: limit + 1,
+    const { records, nextBefore } = await evidence.pageNewestFirst(sessionOf(res).userId, {
+      limit,
       beforeSeq: before,
     });
-    const page = records.slice(0, limit);
     res.json({
-      records: page.map(exportedRecord),
-      next_before: records.length > limit ? (page.at(-1)?.seq ?? null) : null,
+      records: records.map(exportedRecord),
+      next_before: nextBefore,
     } satisfies z.output<typeof evidencePageView>);
   });
 

@@ -17,6 +17,11 @@ export interface EvidenceRecord {
   algorithm?: typeof SEAL_ALGORITHM;
 }
 
+export interface EvidencePage {
+  records: EvidenceRecord[];
+  nextBefore: number | null;
+}
+
 export type EvidenceDoc = Omit<EvidenceRecord, 'id'> & { _id: string };
 
 /** The newest sequence number, hash and log id each account's chain has reached. */
@@ -100,14 +105,21 @@ export class EvidenceRepository {
     return (await this.records.deleteMany({ _id: { $in: docs.map((d) => d._id) } })).deletedCount;
   }
 
-  async listNewestFirst(
+  /** One page, newest first; `nextBefore` is the `seq` to continue below, null on the last page. */
+  async pageNewestFirst(
     accountId: string,
     options: { kinds?: readonly string[]; limit: number; beforeSeq?: number },
-  ): Promise<EvidenceRecord[]> {
+  ): Promise<EvidencePage> {
     const filter: Filter<EvidenceDoc> = { accountId };
     if (options.kinds) filter.kind = { $in: [...options.kinds] };
     if (options.beforeSeq !== undefined) filter.seq = { $lt: options.beforeSeq };
-    const docs = await this.records.find(filter).sort({ seq: -1 }).limit(options.limit).toArray();
-    return docs.map(toRecord);
+    // One more than the page, to know whether another follows without counting.
+    const docs = await this.records
+      .find(filter)
+      .sort({ seq: -1 })
+      .limit(options.limit + 1)
+      .toArray();
+    const records = docs.slice(0, options.limit).map(toRecord);
+    return { records, nextBefore: docs.length > options.limit ? records.at(-1)!.seq : null };
   }
 }

@@ -62,12 +62,8 @@ import {
   registeredDocumentView,
   registerSchema as documentSchema,
 } from '../rag/rag.routes';
-import {
-  historyQuery,
-  inspectionHistoryView,
-  inspectionView,
-  inspectSchema,
-} from '../shield/shield.routes';
+import { historyQuery, inspectionView, inspectSchema } from '../shield/shield.routes';
+import { inspectionHistoryView } from '../shield/shield.service';
 
 /** How an operation authenticates (the spec's scope table adds the API key's scope). */
 export type Auth = 'none' | 'session' | 'apiKey' | 'sessionOrApiKey' | 'refreshCookie';

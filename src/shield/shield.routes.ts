@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { requireApiKey } from '../http/api-key-auth';
 import { callerAccountId, ownAccountOnly } from '../http/caller';
 import { validateBody } from '../http/validate';
-import { inspectionRecordView, inspectionResultView, type ShieldInspector } from './shield.service';
+import { inspectionResultView, type ShieldInspector } from './shield.service';
 
 export const inspectSchema = z.object({
   user_id: z.string().min(1),
@@ -20,10 +20,6 @@ export const historyQuery = z
 type InspectRequest = z.infer<typeof inspectSchema>;
 
 export const inspectionView = inspectionResultView.extend({ user_id: z.string() });
-export const inspectionHistoryView = z.object({
-  inspections: z.array(inspectionRecordView),
-  next_before: z.number().int().nullable(),
-});
 
 /** Exported with `inspectHandler` for the benchmark's unauthenticated baseline. */
 export const inspectValidation = validateBody(inspectSchema);
@@ -59,12 +55,7 @@ export function shieldRoutes(meterInspection: RequestHandler, inspector: ShieldI
   );
   router.get('/inspections', async (req, res) => {
     const { limit, before } = historyQuery.parse(req.query);
-    const inspections = await inspector.history(callerAccountId(res), limit, before);
-    const last = inspections.at(-1);
-    res.json({
-      inspections,
-      next_before: inspections.length === limit && last ? last.seq : null,
-    } satisfies z.output<typeof inspectionHistoryView>);
+    res.json(await inspector.history(callerAccountId(res), limit, before));
   });
   return router;
 }

@@ -60,6 +60,10 @@ export const inspectionRecordView = sealedInspectionData.extend({
   inspected_at: z.iso.datetime(),
   content_hash: z.string().optional(),
 });
+export const inspectionHistoryView = z.object({
+  inspections: z.array(inspectionRecordView),
+  next_before: z.number().int().nullable(),
+});
 
 /**
  * `/shield/inspect` behind the route: the shipped rules, then the account's tripwires (a planted
@@ -142,19 +146,22 @@ export class ShieldInspector {
     accountId: string,
     limit: number,
     beforeSeq?: number,
-  ): Promise<z.output<typeof inspectionRecordView>[]> {
-    const records = await this.deps.evidence.listNewestFirst(accountId, {
+  ): Promise<z.output<typeof inspectionHistoryView>> {
+    const { records, nextBefore } = await this.deps.evidence.pageNewestFirst(accountId, {
       kinds: [SHIELD_INSPECTION_KIND],
       limit,
       beforeSeq,
     });
-    // Read back as sealed by `inspect` above.
-    return records.map((r) => ({
-      log_id: r.id,
-      seq: r.seq,
-      inspected_at: r.sealedAt.toISOString(),
-      content_hash: r.contentHash,
-      ...(r.data as z.output<typeof sealedInspectionData>),
-    }));
+    return {
+      // Read back as sealed by `inspect` above.
+      inspections: records.map((r) => ({
+        log_id: r.id,
+        seq: r.seq,
+        inspected_at: r.sealedAt.toISOString(),
+        content_hash: r.contentHash,
+        ...(r.data as z.output<typeof sealedInspectionData>),
+      })),
+      next_before: nextBefore,
+    };
   }
 }

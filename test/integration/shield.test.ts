@@ -1,5 +1,6 @@
 import request from 'supertest';
-import { inspectionHistoryView, inspectionView } from '../../src/shield/shield.routes';
+import { inspectionView } from '../../src/shield/shield.routes';
+import { inspectionHistoryView } from '../../src/shield/shield.service';
 import { createKey, signUpAndLogIn } from '../support/accounts';
 import { startAlertStack } from '../support/alert-stack';
 import type { Receiver } from '../support/receiver';
@@ -95,6 +96,20 @@ describe('POST /shield/inspect', () => {
     expect(JSON.stringify(list.body)).not.toContain('hello');
     const { key: writer } = await createKey(t.app, a.who.token, { scopes: ['shield:write'] });
     await request(t.app).get('/shield/inspections').set('X-API-Key', writer).expect(403);
+  });
+
+  it('when the history is paged, then the pages follow each other and the last says there is no more', async () => {
+    const a = await account();
+    for (const message of ['one', 'two', 'three']) await a.inspect(message);
+    const page = (query: string) =>
+      request(t.app).get(`/shield/inspections?${query}`).set('X-API-Key', a.key);
+    const first = (await page('limit=2')).body;
+    expect(first.inspections.map((i: { message_length: number }) => i.message_length)).toEqual([
+      5, 3,
+    ]);
+    const rest = (await page(`limit=2&before=${first.next_before}`)).body;
+    expect(rest.inspections.map((i: { message_length: number }) => i.message_length)).toEqual([3]);
+    expect(rest.next_before).toBeNull();
   });
 
   it('when user_id names another account, then 403 and nothing is inspected or sealed', async () => {
