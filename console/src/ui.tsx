@@ -31,6 +31,35 @@ export function useAction() {
   return { pending, error, run };
 }
 
+/**
+ * A newest-first list read a page at a time: `more` (null on the last page) appends the next one,
+ * `reload` starts again from the newest.
+ */
+export function usePages<Page, Item>(
+  load: (next: string | null) => Promise<Page>,
+  itemsOf: (page: Page) => Item[],
+  nextOf: (page: Page) => string | number | null,
+) {
+  const [pages, setPages] = useState<Page[]>([]);
+  const action = useAction();
+  const reload = () => action.run(async () => setPages([await load(null)]));
+  useEffect(() => void reload(), []);
+  const last = pages.at(-1);
+  const next = last ? nextOf(last) : null;
+  const more =
+    next === null
+      ? null
+      : () => action.run(async () => setPages([...pages, await load(String(next))]));
+  return {
+    items: pages.flatMap(itemsOf),
+    loaded: pages.length > 0,
+    pending: action.pending,
+    error: action.error,
+    reload,
+    more,
+  };
+}
+
 /** A submitted form's text fields by name. */
 export function formValues(form: HTMLFormElement): Record<string, string> {
   const values: Record<string, string> = {};

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import request from 'supertest';
 import { verifyWebhookSignature } from '../../src/alerts/webhook-signature';
+import { EvidenceStore } from '../../src/evidence/evidence.store';
 import { startAlertStack } from '../support/alert-stack';
 import { launchChromium } from '../support/browser';
 import type { Receiver } from '../support/receiver';
@@ -204,6 +205,22 @@ describe('the web console', () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await shot('evidence-phone');
     await page.setViewportSize({ width: 1280, height: 800 });
+  });
+
+  it('pages through a longer evidence log, 50 records at a time', async () => {
+    const user = await t.mongo.db.collection('users').findOne({ email });
+    const store = new EvidenceStore(t.mongo.db, () => new Date());
+    for (let i = 0; i < 50; i++) {
+      await store.append(String(user!._id), { kind: 'test.note', data: { i } });
+    }
+    await page.reload();
+    const rows = page.getByRole('region', { name: 'Sealed records' }).getByRole('row');
+    await page.getByRole('button', { name: 'Load older records' }).click();
+    await page.getByRole('button', { name: 'Load older records' }).waitFor({ state: 'detached' });
+    const total = await t.mongo.db
+      .collection('evidence')
+      .countDocuments({ accountId: String(user!._id) });
+    expect(await rows.count()).toBe(total + 1); // and the header row
   });
 
   it('logs out, and a reload does not sign back in', async () => {

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, download } from '../api';
 import type { Account, ChainReport, EvidenceRecord, Verification } from '../types';
-import { ErrorNote, Table, Time, useAction, useLoad } from '../ui';
+import { ErrorNote, Table, Time, useAction, useLoad, usePages } from '../ui';
 
 interface Page {
   records: EvidenceRecord[];
@@ -13,17 +13,13 @@ const short = (hash: string | null) => (hash ? `${hash.slice(0, 12)}…` : 'unse
 /** The sealed log: the chain check, every record with a verify button, and the exports. */
 export function EvidenceView({ account }: { account: Account }) {
   const chain = useLoad(() => api<ChainReport>('GET', '/api/audit/chain'));
-  const first = useLoad(() => api<Page>('GET', '/api/audit/records?limit=50'));
-  const [older, setOlder] = useState<Page[]>([]);
+  const records = usePages(
+    (before) => api<Page>('GET', `/api/audit/records?limit=50${before ? `&before=${before}` : ''}`),
+    (page) => page.records,
+    (page) => page.next_before,
+  );
   const action = useAction();
-  const pages = first.data ? [first.data, ...older] : [];
-  const before = pages.at(-1)?.next_before;
   const paid = account.plan !== 'free';
-
-  const loadMore = () =>
-    void action.run(async () => {
-      setOlder([...older, await api<Page>('GET', `/api/audit/records?limit=50&before=${before}`)]);
-    });
   const exportAs = (format: 'json' | 'pdf') =>
     void action.run(() =>
       download(`/api/audit/export?format=${format}`, `evidence-${account.user_id}.${format}`),
@@ -63,8 +59,8 @@ export function EvidenceView({ account }: { account: Account }) {
       )}
       <ErrorNote error={action.error} />
       <h2>Records</h2>
-      <ErrorNote error={first.error} />
-      {pages.length > 0 && (
+      <ErrorNote error={records.error} />
+      {records.loaded && (
         <Table label="Sealed records">
           <thead>
             <tr>
@@ -76,16 +72,19 @@ export function EvidenceView({ account }: { account: Account }) {
             </tr>
           </thead>
           <tbody>
-            {pages
-              .flatMap((p) => p.records)
-              .map((record) => (
-                <RecordRow key={record.log_id} record={record} />
-              ))}
+            {records.items.map((record) => (
+              <RecordRow key={record.log_id} record={record} />
+            ))}
           </tbody>
         </Table>
       )}
-      {before != null && (
-        <button type="button" class="secondary" onClick={loadMore} disabled={action.pending}>
+      {records.more && (
+        <button
+          type="button"
+          class="secondary"
+          onClick={() => void records.more?.()}
+          disabled={records.pending}
+        >
           Load older records
         </button>
       )}

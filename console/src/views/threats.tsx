@@ -1,7 +1,6 @@
-import { useState } from 'preact/hooks';
 import { api } from '../api';
 import type { ThreatEvent } from '../types';
-import { ErrorNote, Time, useAction, useLoad } from '../ui';
+import { ErrorNote, Time, usePages } from '../ui';
 
 interface Page {
   threat_events: ThreatEvent[];
@@ -10,41 +9,31 @@ interface Page {
 
 /** Threat events, newest first: who used which canary, from where, and how risky it looks. */
 export function ThreatsView() {
-  const first = useLoad(() => api<Page>('GET', '/api/threat-events?limit=50'));
-  const more = useAction();
-  const [older, setOlder] = useState<Page[]>([]);
-  const pages = first.data ? [first.data, ...older] : [];
-  const cursor = pages.at(-1)?.next_cursor;
-
-  const refresh = () => {
-    setOlder([]);
-    void first.reload();
-  };
-  const loadMore = () =>
-    void more.run(async () => {
-      const page = await api<Page>(
+  const list = usePages(
+    (cursor) =>
+      api<Page>(
         'GET',
-        `/api/threat-events?limit=50&cursor=${encodeURIComponent(cursor!)}`,
-      );
-      setOlder([...older, page]);
-    });
-
-  const events = pages.flatMap((p) => p.threat_events);
+        `/api/threat-events?limit=50${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      ),
+    (page) => page.threat_events,
+    (page) => page.next_cursor,
+  );
+  const { items: events, more } = list;
   return (
     <section aria-labelledby="threats-title">
       <h1 id="threats-title">Threat events</h1>
-      <button type="button" class="secondary" onClick={refresh}>
+      <button type="button" class="secondary" onClick={() => void list.reload()}>
         Refresh
       </button>
-      <ErrorNote error={first.error ?? more.error} />
-      {first.data && !events.length && <p>No canary has fired yet.</p>}
+      <ErrorNote error={list.error} />
+      {list.loaded && !events.length && <p>No canary has fired yet.</p>}
       <ul class="cards">
         {events.map((event) => (
           <ThreatCard key={event.threat_event_id} event={event} />
         ))}
       </ul>
-      {cursor && (
-        <button type="button" class="secondary" onClick={loadMore} disabled={more.pending}>
+      {more && (
+        <button type="button" class="secondary" onClick={() => void more()} disabled={list.pending}>
           Load older events
         </button>
       )}
