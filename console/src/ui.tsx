@@ -1,5 +1,5 @@
-import type { ComponentChildren, TargetedSubmitEvent } from 'preact';
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { cloneElement, type ComponentChildren, type TargetedSubmitEvent, type VNode } from 'preact';
+import { useCallback, useEffect, useId, useRef, useState } from 'preact/hooks';
 
 /** Loads data for a view and reloads it on demand; errors become a message, never a blank page. */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[] = []) {
@@ -76,6 +76,7 @@ export function ErrorNote({ error }: { error: string | null | undefined }) {
   ) : null;
 }
 
+/** A labelled control; the hint is its description, not part of its name. */
 export function Field({
   label,
   hint,
@@ -83,14 +84,17 @@ export function Field({
 }: {
   label: string;
   hint?: string;
-  children: ComponentChildren;
+  children: VNode;
 }) {
+  const id = useId();
+  const own = (children.props as { 'aria-describedby'?: string })['aria-describedby'];
+  const describedBy = [hint && `${id}-hint`, own].filter(Boolean).join(' ');
   return (
-    <label class="field">
-      <span>{label}</span>
-      {children}
-      {hint && <small>{hint}</small>}
-    </label>
+    <div class="field">
+      <label for={id}>{label}</label>
+      {cloneElement(children, { id, 'aria-describedby': describedBy || undefined })}
+      {hint && <small id={`${id}-hint`}>{hint}</small>}
+    </div>
   );
 }
 

@@ -166,6 +166,17 @@ describe('the web console', () => {
     receiver.breakWith(null);
   });
 
+  it("sets the Telegram chat for the built-in chat channel, and shows the service's refusal of a bad one", async () => {
+    await page.getByLabel('Telegram chat id').fill('not a chat');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByText('telegram_chat_id: a numeric chat id or an @channel name').waitFor();
+    await page.getByLabel('Telegram chat id').fill('@tripwire_alerts');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByText('Saved.').waitFor();
+    const user = await t.mongo.db.collection('users').findOne({ email });
+    expect(user!.telegramChatId).toBe('@tripwire_alerts');
+  });
+
   it('plants a canary, and its threat event shows with enrichment and risk after it fires', async () => {
     await open('Canaries');
     await page.getByLabel('Kind').selectOption('api_key');

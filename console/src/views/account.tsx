@@ -9,7 +9,8 @@ const METRIC_NAMES: Record<string, string> = {
 
 function metricName(metric: string): string {
   const [, action, horizon] = /^(.*)_per_(month|day)$/.exec(metric) ?? [];
-  return action ? `${METRIC_NAMES[action] ?? action} this ${horizon}` : metric;
+  if (!action) return metric;
+  return `${METRIC_NAMES[action] ?? action} ${horizon === 'day' ? 'today' : 'this month'}`;
 }
 
 /** The account id every API call names, the plan, and what has been used of it. */

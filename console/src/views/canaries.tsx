@@ -83,8 +83,11 @@ export function CanariesView() {
       {planted && (
         <div class="note ok" role="status">
           <p>
-            <strong>Planted a {KINDS[planted.kind as CanaryKind] ?? planted.kind}.</strong>{' '}
-            {planted.how_to_use}
+            <strong>
+              Planted: {KINDS[planted.kind as CanaryKind] ?? planted.kind}
+              {planted.memo && ` — ${planted.memo}`}.
+            </strong>{' '}
+            Its value and how to use it are listed below.
           </p>
         </div>
       )}

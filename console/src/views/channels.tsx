@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
-import type { Channel, ChannelTest, Delivery } from '../types';
+import type { Account, Channel, ChannelTest, Delivery } from '../types';
 import {
   ConfirmButton,
   ErrorNote,
@@ -22,7 +22,7 @@ const KIND_NAMES: Record<Channel['kind'], string> = {
 };
 
 /** Alert channels: add, enable or disable, test, delete, and what each delivery did. */
-export function ChannelsView() {
+export function ChannelsView({ account }: { account: Account }) {
   const channels = useLoad(() => api<{ channels: Channel[] }>('GET', '/api/alert-channels'));
   const adding = useAction();
   const [kind, setKind] = useState<Channel['kind']>('webhook');
@@ -112,7 +112,59 @@ export function ChannelsView() {
           <ChannelCard key={channel.id} channel={channel} changed={channels.reload} />
         ))}
       </ul>
+      <BuiltInChannels email={account.email} />
     </section>
+  );
+}
+
+/** Every account has them when the operator configured them: email, and a Telegram chat. */
+function BuiltInChannels({ email }: { email: string }) {
+  const settings = useLoad(() => api<{ telegram_chat_id: string | null }>('GET', '/api/settings'));
+  const saving = useAction();
+  const [saved, setSaved] = useState(false);
+  const save = (event: Event) => {
+    event.preventDefault();
+    const chatId = formValues(event.currentTarget as HTMLFormElement).chat?.trim() ?? '';
+    void saving.run(async () => {
+      setSaved(false);
+      await api('PATCH', '/api/settings', { telegram_chat_id: chatId || null });
+      await settings.reload();
+      setSaved(true);
+    });
+  };
+  return (
+    <>
+      <h2>Built-in channels</h2>
+      <p>
+        When the service has an SMTP server and a Telegram bot configured, alerts also go by email
+        to <strong>{email}</strong> and to the Telegram chat below. A delivery that could not be
+        made says why in its record.
+      </p>
+      <ErrorNote error={settings.error} />
+      {settings.data && (
+        <form class="inline" onSubmit={save}>
+          <Field
+            label="Telegram chat id"
+            hint="A numeric chat id or an @channel name; empty turns it off."
+          >
+            <input name="chat" defaultValue={settings.data.telegram_chat_id ?? ''} maxLength={33} />
+          </Field>
+          <button type="submit" disabled={saving.pending}>
+            Save
+          </button>
+        </form>
+      )}
+      <ErrorNote error={saving.error} />
+      {saved && <p role="status">Saved.</p>}
+      <details>
+        <summary>Email deliveries</summary>
+        <Deliveries path="/api/alert-channels/builtin:email/deliveries" />
+      </details>
+      <details>
+        <summary>Telegram deliveries</summary>
+        <Deliveries path="/api/alert-channels/builtin:chat/deliveries" />
+      </details>
+    </>
   );
 }
 
