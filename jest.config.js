@@ -18,7 +18,11 @@ module.exports = {
       displayName: 'integration',
       testEnvironment: 'node',
       transform,
-      testMatch: ['<rootDir>/test/integration/**/*.test.ts', '<rootDir>/test/e2e/**/*.test.ts'],
+      testMatch: [
+        '<rootDir>/test/integration/**/*.test.ts',
+        '<rootDir>/test/database/**/*.test.ts',
+        '<rootDir>/test/e2e/**/*.test.ts',
+      ],
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },

@@ -14,12 +14,9 @@ interface Waiter<I, O> {
  */
 export class KeyedBatches<I, O> {
   private readonly waiting = new Map<string, Waiter<I, O>[]>();
+  private readonly queue = new KeyedQueue();
 
-  constructor(
-    private readonly process: (key: string, items: I[]) => Promise<O[]>,
-    /** Shared with other work that must not interleave with these batches on the same key. */
-    private readonly queue = new KeyedQueue(),
-  ) {}
+  constructor(private readonly process: (key: string, items: I[]) => Promise<O[]>) {}
 
   submit(key: string, item: I): Promise<O> {
     return new Promise((resolve, reject) => {

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the tests need, when missing: openssl (the HTTPS receivers'
-# throw-away CA) and chromium (the console's browser tests; playwright-core never downloads one).
+# Installs the Debian packages the project needs, when missing: a Java 17 JDK and Maven (they build
+# and run the embedded database, tools/mongo-server), openssl (the HTTPS receivers' throw-away CA)
+# and chromium (the console's browser tests; playwright-core never downloads one).
 set -euo pipefail
 missing=()
+command -v javac >/dev/null || missing+=(openjdk-17-jdk-headless)
+command -v mvn >/dev/null || missing+=(maven)
 command -v openssl >/dev/null || missing+=(openssl)
 [ -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ] || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then

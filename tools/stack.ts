@@ -1,7 +1,8 @@
 /**
  * Starts the real servers the service needs, for `npm run dev` and the integration tests:
- * MongoDB (MONGODB_URI if set, else `mongod` on PATH, else FerretDB over SQLite) and the Temporal
- * dev server with its Web UI (TEMPORAL_ADDRESS if set). Each comes back with a stop function.
+ * MongoDB (MONGODB_URI if set, else `mongod` on PATH, else the embedded server of tools/mongo-server)
+ * and the Temporal dev server with its Web UI (TEMPORAL_ADDRESS if set). Each comes back with a stop
+ * function.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
@@ -11,7 +12,7 @@ import { createInterface } from 'node:readline';
 import { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { SEARCH_ATTRIBUTE_NAMES } from '../workflows/shared';
-import { ensureFerretDb, ensureTemporalCli, type Log } from './go-tools';
+import { ensureMongoServer, ensureTemporalCli, type Log } from './dev-tools';
 
 export interface Service {
   /** How to reach it: a MongoDB URI or a Temporal address. */
@@ -124,32 +125,43 @@ export interface MongoOptions {
   log: Log;
 }
 
-export async function provideMongo({ dataDir, port, log }: MongoOptions): Promise<Service> {
+export async function provideMongo(options: MongoOptions): Promise<Service> {
   if (process.env.MONGODB_URI) {
     return { address: process.env.MONGODB_URI, description: 'MONGODB_URI', stop: async () => {} };
   }
+  return startLocalMongo(options);
+}
+
+/** A database process of our own, which tests may also kill outright and start again. */
+export interface LocalMongo extends Service {
+  process: ManagedProcess;
+}
+
+/** `mongod` when it is on PATH, else the embedded server; data in `dataDir`, on loopback. */
+export async function startLocalMongo({ dataDir, port, log }: MongoOptions): Promise<LocalMongo> {
   await ensureFreePort(port, 'MongoDB');
   const useMongod = onPath('mongod');
-  const folder = join(dataDir, useMongod ? 'mongod' : 'ferretdb');
+  const folder = join(dataDir, useMongod ? 'mongod' : 'mongo-server');
   await mkdir(folder, { recursive: true });
   const onLine = (line: string) => log(line);
-  const proc = useMongod
-    ? spawnManaged(
-        'mongod',
-        ['--dbpath', folder, '--port', String(port), '--bind_ip', '127.0.0.1', '--quiet'],
-        { onLine },
-      )
-    : spawnManaged(
-        await ensureFerretDb(log),
-        ['-listen', `127.0.0.1:${port}`, '-data-dir', folder],
-        { onLine },
-      );
-  const name = useMongod ? 'mongod' : 'FerretDB';
-  await waitUntil(name, proc, () => portOpen(port), 30_000);
+  let proc: ManagedProcess;
+  if (useMongod) {
+    const args = ['--dbpath', folder, '--port', String(port), '--bind_ip', '127.0.0.1', '--quiet'];
+    proc = spawnManaged('mongod', args, { onLine });
+  } else {
+    const { classpath, mainClass } = await ensureMongoServer(log);
+    // The serial collector: one database thread does the work, and these machines have few cores.
+    const args = ['-XX:+UseSerialGC', '-cp', classpath, mainClass, '--dbpath', folder];
+    proc = spawnManaged('java', [...args, '--port', String(port)], { onLine });
+  }
+  const name = useMongod ? 'mongod' : 'embedded MongoDB server';
+  // Indexes are rebuilt at start, so a large data folder takes a while to open.
+  await waitUntil(name, proc, () => portOpen(port), 180_000);
   return {
     address: `mongodb://127.0.0.1:${port}/`,
     description: `${name}, data in ${folder}`,
     stop: () => proc.stop(),
+    process: proc,
   };
 }
 

@@ -18,23 +18,23 @@ export interface Database {
   db: Db;
 }
 
+/** The name the service's connections give the server (its logs and the test suite's index check). */
+export const SERVICE_APP_NAME = 'tripwire-service';
+
 export async function connectMongo(
   uri: string,
   dbName: string,
-  options: { serverSelectionTimeoutMS?: number } = {},
+  options: { serverSelectionTimeoutMS?: number; appName?: string } = {},
 ): Promise<Database> {
   const client = new MongoClient(uri, {
     serverSelectionTimeoutMS: options.serverSelectionTimeoutMS ?? 5_000,
-    appName: 'tripwire-service',
+    appName: options.appName ?? SERVICE_APP_NAME,
   });
   await client.connect();
   return { client, db: client.db(dbName) };
 }
 
-/**
- * Idempotent: creates only the declared indexes that are missing by name. (FerretDB 1.24 panics on
- * a `createIndexes` of several indexes that all exist already, so existing ones are never re-sent.)
- */
+/** Idempotent: creates only the declared indexes that are missing by name. */
 export async function ensureIndexes(db: Db, specs: readonly CollectionIndexes[]): Promise<void> {
   for (const spec of specs) {
     const present = await indexNames(db, spec.collection);

@@ -1,7 +1,6 @@
 import type { Collection, Db } from 'mongodb';
 import { isDuplicateKeyError, type CollectionIndexes } from '../db/mongo';
 import { KeyedBatches } from '../keyed-batches';
-import { KeyedQueue } from '../keyed-queue';
 
 /** Atomic counters, one document per (account, action, window), addressed by `_id`. */
 export interface CounterStore {
@@ -16,24 +15,23 @@ interface CounterDoc {
   count: number;
 }
 
+/** Bounds the retries of one batch when other replicas keep taking places first. */
+const MAX_ATTEMPTS = 20;
+
 export const countersIndexes: CollectionIndexes = { collection: 'meter_counters', indexes: [] };
 
 /**
  * Increments are conditional upserts that match only while the count leaves room: at the limit the
- * upsert tries to insert a second document with the same `_id`, which the unique `_id` refuses. On
- * MongoDB the update is atomic, so callers on any number of replicas never push a count past its
- * limit. Increments of one counter that arrive while one is in flight are combined into the next
- * single update (`$inc` by how many are waiting), so a busy account costs about one write per
- * round trip, not one per request. FerretDB 1.24 applies updates as read-modify-write (concurrent
- * `$inc`s get lost), which this one-at-a-time flow per counter also makes exact, for a single API
- * process, as the development stack runs.
+ * upsert tries to insert a second document with the same `_id`, which the unique `_id` refuses. The
+ * update is atomic, so callers on any number of replicas never push a count past its limit.
+ * Increments of one counter that arrive while one is in flight are combined into the next single
+ * update (`$inc` by how many are waiting), so a busy account costs about one write per round trip,
+ * not one per request.
  */
 export class MongoCounterStore implements CounterStore {
   private readonly counters: Collection<CounterDoc>;
-  private readonly queue = new KeyedQueue();
-  private readonly increments = new KeyedBatches<number, number | null>(
-    (id, limits) => this.admit(id, limits),
-    this.queue,
+  private readonly increments = new KeyedBatches<number, number | null>((id, limits) =>
+    this.admit(id, limits),
   );
 
   constructor(db: Db) {
@@ -51,15 +49,19 @@ export class MongoCounterStore implements CounterStore {
     return limits.map((_, i) => (first !== null && first + i <= limit ? first + i : null));
   }
 
-  /** Adds up to `wanted`, never past `limit`; returns the count the first addition reached. */
+  /**
+   * Adds up to `wanted`, never past `limit`; returns the count the first addition reached. When
+   * another replica took places meanwhile, the conditional update misses and the room is read
+   * again, so a batch gives up only when the window is really full.
+   */
   private async add(id: string, wanted: number, limit: number): Promise<number | null> {
-    const all = await this.incrementIfRoom(id, wanted, limit);
-    if (all !== null) return all - wanted + 1;
-    const current = await this.read(id);
-    const room = Math.min(wanted, limit - current);
-    if (room <= 0) return null;
-    const some = await this.incrementIfRoom(id, room, limit);
-    return some === null ? null : some - room + 1;
+    let room = Math.min(wanted, limit);
+    for (let attempt = 0; attempt < MAX_ATTEMPTS && room > 0; attempt++) {
+      const reached = await this.incrementIfRoom(id, room, limit);
+      if (reached !== null) return reached - room + 1;
+      room = Math.min(wanted, limit - (await this.read(id)));
+    }
+    return null;
   }
 
   private async incrementIfRoom(id: string, by: number, limit: number): Promise<number | null> {
@@ -78,9 +80,7 @@ export class MongoCounterStore implements CounterStore {
   }
 
   async decrement(id: string): Promise<void> {
-    await this.queue.run(id, () =>
-      this.counters.updateOne({ _id: id, count: { $gt: 0 } }, { $inc: { count: -1 } }),
-    );
+    await this.counters.updateOne({ _id: id, count: { $gt: 0 } }, { $inc: { count: -1 } });
   }
 
   async read(id: string): Promise<number> {

@@ -54,25 +54,22 @@ export class Meter {
       month: counterId(accountId, action, 'month', month),
       day: counterId(accountId, action, 'day', day),
     };
-    // The three counters are asked at once (one round trip, not three); the answers are then read
-    // in the spec's order, and whatever a refused request took is given back.
-    const settled = await Promise.allSettled([
-      counters.tryIncrement(ids.burst, limits.burstPerMinute),
-      counters.tryIncrement(ids.month, limits.perMonth),
-      counters.tryIncrement(ids.day, limits.perDay),
-    ]);
-    // Each answer: the new count, null when the window is full, or 'failed' when the store failed.
-    const [burstCount, monthCount, dayCount] = settled.map((r) => {
-      if (r.status === 'fulfilled') return r.value;
-      log.warn({ err: r.reason as unknown }, 'meter store failed');
-      return 'failed' as const;
-    });
-    const answers = [burstCount, monthCount, dayCount];
-    const spent = [ids.burst, ids.month, ids.day].filter((_, i) => typeof answers[i] === 'number');
+    const spent: string[] = [];
     const refund = async () => {
       await Promise.all(spent.map((id) => counters.decrement(id))).catch((err: unknown) =>
         log.error({ err, spent }, 'meter refund failed'),
       );
+    };
+    /** The new count, null when the window is full, or 'failed' when the store failed. */
+    const ask = async (id: string, limit: number) => {
+      try {
+        const count = await counters.tryIncrement(id, limit);
+        if (count !== null) spent.push(id);
+        return count;
+      } catch (err) {
+        log.warn({ err }, 'meter store failed');
+        return 'failed' as const;
+      }
     };
     const refuse = async (error: AppError): Promise<never> => {
       meterRefusals.inc({ action, error: error.message });
@@ -82,6 +79,10 @@ export class Meter {
 
     // Burst and monthly meters that fail let the request through; the daily allowance fails closed.
     const retryAfter = Math.max(1, Math.ceil((minute.resetsAt.getTime() - now.getTime()) / 1000));
+    // One window at a time, in the spec's order: a request refused by one window never holds a
+    // place in the next. Asked at once, each window could admit a different set of parallel
+    // requests (on several replicas), and after the refunds far fewer than the limit would pass.
+    const burstCount = await ask(ids.burst, limits.burstPerMinute);
     if (burstCount === null) {
       await refuse(
         new AppError(
@@ -96,12 +97,14 @@ export class Meter {
         ),
       );
     }
+    const monthCount = await ask(ids.month, limits.perMonth);
     if (monthCount === null) {
       const used = await counters.read(ids.month).catch(() => limits.perMonth);
       await refuse(
         this.limitReached(plan, `${action}_per_month`, limits.perMonth, month, { used }),
       );
     }
+    const dayCount = await ask(ids.day, limits.perDay);
     if (dayCount === 'failed') {
       await refuse(
         new AppError(503, {

@@ -178,10 +178,7 @@ describe('channel test concurrency, shared through MongoDB', () => {
     const replica = await createTestApp({ config });
     return {
       app: replica.app,
-      stop: async () => {
-        await replica.mongo.client.close();
-        await replica.temporal.close();
-      },
+      stop: () => replica.disconnect(),
     };
   }
   const slots = () => t.mongo.db.collection<{ _id: string }>('channel_test_slots');

@@ -146,12 +146,12 @@ describe('request plumbing', () => {
   it('when a dependency fails inside a route, then 500 says nothing of the internals', async () => {
     const broken = await createTestApp();
     await broken.mongo.db.dropDatabase();
-    await broken.mongo.client.close();
+    await broken.appMongo.client.close();
     const res = await request(broken.app)
       .post('/api/auth/login')
       .send({ email: 'a@example.com', password: 'whatever-password' });
     expect(res.status).toBe(500);
     expect(res.body).toEqual({ detail: 'Internal server error' });
-    await broken.temporal.close();
+    await broken.disconnect();
   });
 });

@@ -182,8 +182,7 @@ describe('when the meter store fails', () => {
         expect((await c.inspect()).status).toBe(200);
       } finally {
         await t.close();
-        await probe.mongo.client.close();
-        await probe.temporal.close();
+        await probe.disconnect();
       }
     },
   );
@@ -200,8 +199,7 @@ describe('when the meter store fails', () => {
       expect(await c.used('shield_inspections_per_month')).toBe(0);
     } finally {
       await t.close();
-      await probe.mongo.client.close();
-      await probe.temporal.close();
+      await probe.disconnect();
     }
   });
 });

@@ -14,10 +14,16 @@ import { createTemporal, type Temporal } from '../../src/temporal/client';
 export interface TestApp {
   app: Express;
   config: Config;
+  /** The test's own client, for arranging and checking data. */
   mongo: Database;
+  /** The client the app itself uses. */
+  appMongo: Database;
   temporal: Temporal;
   tripwires: Tripwires;
+  /** Drops the test's database, then disconnects. */
   close(): Promise<void>;
+  /** Disconnects from the servers, leaving the data (for a second app on the same database). */
+  disconnect(): Promise<void>;
 }
 
 /** Settings for one test file: its own database and task queue on the shared test servers. */
@@ -45,30 +51,39 @@ export async function createTestApp(
   } = {},
 ): Promise<TestApp> {
   const config = options.config ?? testConfig();
-  const mongo = await connectMongo(config.MONGODB_URI, config.MONGODB_DB);
+  const appMongo = await connectMongo(config.MONGODB_URI, config.MONGODB_DB);
+  // The test's own reads and writes go through a client of their own, so the suite's index check
+  // (test/support/global-teardown.ts) sees only the queries the service sends.
+  const mongo = await connectMongo(config.MONGODB_URI, config.MONGODB_DB, {
+    appName: 'tripwire-tests',
+  });
   await ensureIndexes(mongo.db, ALL_INDEXES);
   const temporal = createTemporal(config);
   const { app, flush, tripwires } = createApp({
     config,
     logger: testLogger(config),
-    mongo,
+    mongo: appMongo,
     temporal,
     clock: options.clock,
     planLimits: options.planLimits,
     counters: options.counters,
   });
+  const disconnect = async () => {
+    await Promise.all([mongo.client.close(), appMongo.client.close(), temporal.close()]);
+  };
   return {
     app,
     config,
     mongo,
+    appMongo,
     temporal,
     tripwires,
     async close() {
       await flush();
       await mongo.db.dropDatabase();
-      await mongo.client.close();
-      await temporal.close();
+      await disconnect();
     },
+    disconnect,
   };
 }
 

@@ -1,0 +1,219 @@
+/**
+ * The MongoDB behaviour the service relies on, checked against whatever server MONGODB_URI names:
+ * the embedded default in `npm test`, or a real MongoDB 7 (`MONGODB_URI=… npx jest test/database`).
+ * The last case starts a local server of its own (the same kind `npm run dev` starts), since it
+ * kills it.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  MongoBulkWriteError,
+  MongoClient,
+  MongoServerError,
+  type Db,
+  type Document,
+} from 'mongodb';
+import { freePort, startLocalMongo } from '../../tools/stack';
+import { servedByIndex } from '../support/query-plans';
+
+const uri = process.env.MONGODB_URI!;
+let clients: MongoClient[];
+let db: Db;
+const dbName = `contract_${process.pid}`;
+
+beforeAll(async () => {
+  // Five clients, each with its own connection pool: writes really arrive side by side.
+  clients = await Promise.all(Array.from({ length: 5 }, () => MongoClient.connect(uri)));
+  db = clients[0]!.db(dbName);
+});
+
+afterAll(async () => {
+  await db.dropDatabase();
+  await Promise.all(clients.map((c) => c.close()));
+});
+
+/** The same collection through each of the five clients, round robin. */
+function spread<T extends Document>(name: string) {
+  const collections = clients.map((c) => c.db(dbName).collection<T>(name));
+  return (i: number) => collections[i % collections.length]!;
+}
+
+describe('single-document updates', () => {
+  it('when 50 $inc arrive at once from 5 clients, then the count is exactly 50', async () => {
+    const counters = spread<{ _id: string; n: number }>('incs');
+    await counters(0).insertOne({ _id: 'c', n: 0 });
+    await Promise.all(
+      Array.from({ length: 50 }, (_, i) => counters(i).updateOne({ _id: 'c' }, { $inc: { n: 1 } })),
+    );
+    expect((await counters(0).findOne({ _id: 'c' }))?.n).toBe(50);
+  });
+
+  it('when 50 conditional findOneAndUpdate race for 10 places, then exactly 10 succeed', async () => {
+    const counters = spread<{ _id: string; n: number }>('conditional');
+    await counters(0).insertOne({ _id: 'c', n: 0 });
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        counters(i).findOneAndUpdate(
+          { _id: 'c', n: { $lt: 10 } },
+          { $inc: { n: 1 } },
+          { returnDocument: 'after' },
+        ),
+      ),
+    );
+    expect(results.filter(Boolean)).toHaveLength(10);
+    expect(new Set(results.filter(Boolean).map((d) => d!.n)).size).toBe(10);
+    expect((await counters(0).findOne({ _id: 'c' }))?.n).toBe(10);
+  });
+
+  it('when an upsert inserts, then $setOnInsert keeps nulls and empty arrays', async () => {
+    const docs = db.collection<{ _id: string } & Document>('set_on_insert');
+    await docs.updateOne(
+      { _id: 'u' },
+      { $setOnInsert: { none: null, list: [], nested: { also: null } }, $set: { seen: 1 } },
+      { upsert: true },
+    );
+    expect(await docs.findOne({ _id: 'u' })).toEqual({
+      _id: 'u',
+      none: null,
+      list: [],
+      nested: { also: null },
+      seen: 1,
+    });
+  });
+});
+
+describe('unique indexes', () => {
+  it('when 50 inserts of one key arrive at once from 5 clients, then one wins and 49 get 11000', async () => {
+    const users = spread<{ email: string }>('unique_race');
+    await users(0).createIndex({ email: 1 }, { unique: true, name: 'email_unique' });
+    const settled = await Promise.allSettled(
+      Array.from({ length: 50 }, (_, i) => users(i).insertOne({ email: 'a@example.com' })),
+    );
+    expect(settled.filter((s) => s.status === 'fulfilled')).toHaveLength(1);
+    const codes = settled.flatMap((s) =>
+      s.status === 'rejected' ? [(s.reason as MongoServerError).code] : [],
+    );
+    expect(codes).toEqual(Array(49).fill(11000));
+    expect(await users(0).countDocuments({ email: 'a@example.com' })).toBe(1);
+  });
+
+  it('when the same index is created twice, then the second is a no-op; other options conflict', async () => {
+    const docs = db.collection('index_twice');
+    const spec = { key: { a: 1, b: -1 }, name: 'a_b', unique: true } as const;
+    await docs.createIndexes([spec]);
+    await docs.createIndexes([spec]);
+    const names = (await docs.listIndexes().toArray()).map((i) => i.name as string);
+    expect(names.filter((n) => n === 'a_b')).toHaveLength(1);
+    await expect(docs.createIndexes([{ ...spec, unique: false }])).rejects.toBeInstanceOf(
+      MongoServerError,
+    );
+  });
+});
+
+describe('bulk writes', () => {
+  const batch = () => [
+    { _id: 'one', k: 1 },
+    { _id: 'two', k: 1 },
+    { _id: 'three', k: 2 },
+    { _id: 'four', k: 3 },
+  ];
+  type Doc = { _id: string; k: number };
+
+  async function failedInsert(name: string, ordered: boolean): Promise<MongoBulkWriteError> {
+    const docs = db.collection<Doc>(name);
+    await docs.createIndex({ k: 1 }, { unique: true, name: 'k_unique' });
+    const err: unknown = await docs.insertMany(batch(), { ordered }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(MongoBulkWriteError);
+    return err as MongoBulkWriteError;
+  }
+
+  it('when an ordered insert meets a duplicate, then it stops there and says which and how many', async () => {
+    const err = await failedInsert('bulk_ordered', true);
+    expect(err.insertedCount).toBe(1);
+    const errors = ([] as { index: number; code: number }[]).concat(err.writeErrors as never);
+    expect(errors.map((e) => [e.index, e.code])).toEqual([[1, 11000]]);
+    const ids = await db.collection<Doc>('bulk_ordered').distinct('_id');
+    expect(ids.sort()).toEqual(['one']);
+  });
+
+  it('when an unordered insert meets a duplicate, then only that document is left out', async () => {
+    const err = await failedInsert('bulk_unordered', false);
+    expect(err.insertedCount).toBe(3);
+    const errors = ([] as { index: number; code: number }[]).concat(err.writeErrors as never);
+    expect(errors.map((e) => [e.index, e.code])).toEqual([[1, 11000]]);
+    const ids = await db.collection<Doc>('bulk_unordered').distinct('_id');
+    expect(ids.sort()).toEqual(['four', 'one', 'three']);
+  });
+});
+
+describe('reads', () => {
+  type Event = { _id: string; account: string; at: number };
+  const events = () => db.collection<Event>('events');
+
+  beforeAll(async () => {
+    await events().createIndex({ account: 1, at: -1 }, { name: 'account_at' });
+    const docs = Array.from({ length: 3000 }, (_, i) => ({
+      _id: `e${String(i).padStart(5, '0')}`,
+      account: `a${i % 3}`,
+      at: (i * 7919) % 3000,
+    }));
+    await events().insertMany(docs);
+  });
+
+  it('when a page is read newest first, then sort + limit comes from the index', async () => {
+    const filter = { account: 'a1', at: { $lt: 2000 } };
+    const page = await events().find(filter).sort({ at: -1 }).limit(5).toArray();
+    const expected = (await events().find({ account: 'a1' }).toArray())
+      .filter((e) => e.at < 2000)
+      .sort((x, y) => y.at - x.at)
+      .slice(0, 5);
+    expect(page).toEqual(expected);
+    expect(await servedByIndex(db, 'events', filter, { at: -1 })).toBe(true);
+    // The same query walked the other way is served from the index too.
+    expect(await servedByIndex(db, 'events', filter, { at: 1 })).toBe(true);
+  });
+
+  it('when a query filters on a field no index covers, then the check says so', async () => {
+    expect(await servedByIndex(db, 'events', { at: 5 }, {})).toBe(false);
+  });
+
+  it('when a cursor streams 1,000 documents in batches of 50, then each arrives once, in order', async () => {
+    const seen: number[] = [];
+    const cursor = events().find({ account: 'a2' }).sort({ at: -1 }).batchSize(50);
+    for await (const event of cursor) seen.push(event.at);
+    expect(seen).toHaveLength(1000);
+    expect(seen).toEqual([...seen].sort((x, y) => y - x));
+  });
+});
+
+describe('durability', () => {
+  it('when the database process is SIGKILLed right after acknowledging writes, then none is lost', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'contract-kill-'));
+    const port = await freePort();
+    const start = () => startLocalMongo({ dataDir, port, log: () => {} });
+    let server = await start();
+    try {
+      let client = await MongoClient.connect(server.address);
+      const docs = client.db('durable').collection<{ _id: number; n: number }>('docs');
+      await docs.insertOne({ _id: 0, n: 0 });
+      for (let i = 1; i <= 200; i++) {
+        await docs.insertOne({ _id: i, n: i });
+        await docs.updateOne({ _id: 0 }, { $inc: { n: 1 } });
+      }
+      process.kill(-server.process.child.pid!, 'SIGKILL');
+      await server.process.exited;
+      await client.close(true);
+
+      server = await start();
+      client = await MongoClient.connect(server.address);
+      const again = client.db('durable').collection<{ _id: number; n: number }>('docs');
+      expect(await again.countDocuments()).toBe(201);
+      expect((await again.findOne({ _id: 0 }))?.n).toBe(200);
+      await client.close();
+    } finally {
+      await server.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,54 @@
+package tripwire.mongo;
+
+import java.util.List;
+
+import org.h2.mvstore.MVMap;
+import org.h2.mvstore.MVStore;
+
+import de.bwaldvogel.mongo.MongoCollection;
+import de.bwaldvogel.mongo.backend.CollectionOptions;
+import de.bwaldvogel.mongo.backend.CursorRegistry;
+import de.bwaldvogel.mongo.backend.Index;
+import de.bwaldvogel.mongo.backend.IndexKey;
+import de.bwaldvogel.mongo.backend.h2.H2Database;
+import de.bwaldvogel.mongo.bson.Document;
+
+/**
+ * An H2 database whose indexes, `_id` included, are {@link OrderedIndex}es: the library's own unique
+ * index stores its keys as Java-serialised objects, which MVStore compares by serialising both sides
+ * at every step of every lookup (about 2 ms per insert or read in a 10,000-document collection).
+ * Documents stay in the library's MVStore maps, by `_id`.
+ */
+final class IndexedDatabase extends H2Database {
+
+    /**
+     * The library opens collections from inside its own constructor, before a subclass could keep
+     * the store in a field; one server runs per process, so the store is kept here.
+     */
+    static volatile MVStore store;
+
+    IndexedDatabase(String databaseName, CursorRegistry cursorRegistry) {
+        super(databaseName, store, cursorRegistry);
+    }
+
+    @Override
+    protected Index<Object> openOrCreateUniqueIndex(String collectionName, String indexName, List<IndexKey> keys,
+                                                    boolean sparse) {
+        return new OrderedIndex(indexName, keys, sparse, true);
+    }
+
+    @Override
+    protected Index<Object> openOrCreateSecondaryIndex(String collectionName, String indexName, List<IndexKey> keys,
+                                                       boolean sparse) {
+        return new OrderedIndex(indexName, keys, sparse, false);
+    }
+
+    @Override
+    protected MongoCollection<Object> openOrCreateCollection(String collectionName, CollectionOptions options) {
+        // The same map names as H2Database, so data written by either stays readable.
+        String fullName = getFullCollectionNamespace(collectionName);
+        MVMap<Object, Document> dataMap = store.openMap("databases." + fullName);
+        MVMap<String, Object> metaMap = store.openMap("meta." + fullName);
+        return new IndexedCollection(this, collectionName, options, dataMap, metaMap, cursorRegistry);
+    }
+}

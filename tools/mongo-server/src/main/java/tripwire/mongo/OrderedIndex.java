@@ -1,0 +1,362 @@
+package tripwire.mongo;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.List;
+import java.util.NavigableSet;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+import de.bwaldvogel.mongo.MongoCollection;
+import de.bwaldvogel.mongo.backend.Index;
+import de.bwaldvogel.mongo.backend.IndexKey;
+import de.bwaldvogel.mongo.backend.KeyValue;
+import de.bwaldvogel.mongo.backend.Missing;
+import de.bwaldvogel.mongo.backend.Utils;
+import de.bwaldvogel.mongo.backend.ValueComparator;
+import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.exception.DuplicateKeyError;
+
+/**
+ * A secondary index (unique or not, single or compound, ascending or descending keys) kept as an
+ * ordered set of (key values, document position) in memory and rebuilt from the collection when the
+ * server starts. mongo-java-server itself serves only exact lookups on unique indexes and ignores
+ * the others; this index answers equality on a key prefix, a range on the next key, `$in` lists,
+ * and hands out positions in index order so a sort + limit stops after `limit` documents.
+ */
+final class OrderedIndex extends Index<Object> {
+
+    private static final ValueComparator VALUES = ValueComparator.asc();
+    private static final Set<String> RANGE_OPERATORS = Set.of("$gt", "$gte", "$lt", "$lte");
+    /** More `$in` combinations than this are cheaper to scan than to look up one by one. */
+    private static final int MAX_LOOKUPS = 10_000;
+
+    private final boolean unique;
+    private final boolean[] ascending;
+    private final TreeSet<Entry> entries = new TreeSet<>(this::compare);
+
+    /** Key values and the document's position; `edge` is -1 or +1 only in range bounds. */
+    private record Entry(Object[] values, Object position, int edge) {
+    }
+
+    /** How one query is answered: key ranges in index order, and whether their order is the sort. */
+    record Scan(OrderedIndex index, List<Entry[]> ranges, int keysUsed, Boolean forward) {
+
+        boolean ordered() {
+            return forward != null;
+        }
+
+        /** Positions in index order (reversed when the sort runs against it), each once. */
+        Stream<Object> positions() {
+            boolean reverse = Boolean.FALSE.equals(forward);
+            Set<Object> seen = new HashSet<>();
+            return ranges.stream()
+                .flatMap(range -> index.between(range[0], range[1], reverse))
+                .filter(seen::add);
+        }
+    }
+
+    OrderedIndex(String name, List<IndexKey> keys, boolean sparse, boolean unique) {
+        super(name, keys, sparse);
+        this.unique = unique;
+        this.ascending = new boolean[keys.size()];
+        for (int i = 0; i < keys.size(); i++) {
+            ascending[i] = keys.get(i).isAscending();
+        }
+    }
+
+    private int compare(Entry a, Entry b) {
+        int shared = Math.min(a.values.length, b.values.length);
+        for (int i = 0; i < shared; i++) {
+            int c = VALUES.compare(a.values[i], b.values[i]);
+            if (c != 0) {
+                return ascending[i] ? c : -c;
+            }
+        }
+        if (a.values.length != b.values.length) {
+            // The shorter one is a bound on a key prefix: below or above everything it prefixes.
+            return a.values.length < b.values.length ? a.edge : -b.edge;
+        }
+        if (a.edge != 0 || b.edge != 0) {
+            return Integer.compare(a.edge, b.edge);
+        }
+        return VALUES.compare(a.position, b.position);
+    }
+
+    private synchronized Stream<Object> between(Entry lower, Entry upper, boolean reverse) {
+        NavigableSet<Entry> range = entries.subSet(lower, true, upper, true);
+        // A copy: the caller reads documents while holding the collection's lock, but not ours.
+        List<Object> positions = new ArrayList<>(range.size());
+        for (Entry entry : reverse ? range.descendingSet() : range) {
+            positions.add(entry.position);
+        }
+        return positions.stream();
+    }
+
+    // ---- keeping the index in step with the collection ----
+
+    private static Object positionOf(Document document) {
+        return Missing.ofNullable(Utils.getSubdocumentValue(document, "_id"));
+    }
+
+    private List<Object[]> keysOf(Document document) {
+        List<Object[]> result = new ArrayList<>();
+        for (KeyValue keyValue : getKeyValues(document)) {
+            Object[] values = new Object[keyValue.size()];
+            for (int i = 0; i < values.length; i++) {
+                Object value = keyValue.get(i);
+                values[i] = value instanceof Missing ? null : value;
+            }
+            result.add(values);
+        }
+        return result;
+    }
+
+    private boolean skips(Document document) {
+        return isSparse() && keys().stream().allMatch(key -> Missing.isNullOrMissing(Utils.getSubdocumentValue(document, key)));
+    }
+
+    @Override
+    public Object getPosition(Document document) {
+        return positionOf(document);
+    }
+
+    @Override
+    public synchronized void checkAdd(Document document, MongoCollection<Object> collection) {
+        checkUnique(document, null, collection);
+    }
+
+    @Override
+    public synchronized void checkUpdate(Document oldDocument, Document newDocument, MongoCollection<Object> collection) {
+        checkUnique(newDocument, positionOf(oldDocument), collection);
+    }
+
+    private void checkUnique(Document document, Object ownPosition, MongoCollection<Object> collection) {
+        if (!unique || skips(document)) {
+            return;
+        }
+        for (Object[] values : keysOf(document)) {
+            for (Entry taken : entries.subSet(new Entry(values, null, -1), true, new Entry(values, null, 1), true)) {
+                if (ownPosition == null || !ownPosition.equals(taken.position)) {
+                    throw new DuplicateKeyError(this, collection, getKeys(), new KeyValue(values));
+                }
+            }
+        }
+    }
+
+    @Override
+    public synchronized void add(Document document, Object position, MongoCollection<Object> collection) {
+        checkAdd(document, collection);
+        if (skips(document)) {
+            return;
+        }
+        for (Object[] values : keysOf(document)) {
+            entries.add(new Entry(values, position, 0));
+        }
+    }
+
+    @Override
+    public synchronized Object remove(Document document) {
+        Object position = positionOf(document);
+        for (Object[] values : keysOf(document)) {
+            entries.remove(new Entry(values, position, 0));
+        }
+        return position;
+    }
+
+    @Override
+    public synchronized void updateInPlace(Document oldDocument, Document newDocument, Object position,
+                                           MongoCollection<Object> collection) {
+        remove(oldDocument);
+        add(newDocument, position, collection);
+    }
+
+    @Override
+    public synchronized long getCount() {
+        return entries.size();
+    }
+
+    @Override
+    public long getDataSize() {
+        return getCount() * 64;
+    }
+
+    @Override
+    public synchronized void drop() {
+        entries.clear();
+    }
+
+    @Override
+    public boolean isUnique() {
+        return unique;
+    }
+
+    @Override
+    public boolean hasSameOptions(Index<?> other) {
+        return super.hasSameOptions(other) && other.isUnique() == unique;
+    }
+
+    // ---- answering queries ----
+
+    @Override
+    public boolean canHandle(Document query) {
+        return plan(query, null) != null;
+    }
+
+    @Override
+    public Iterable<Object> getPositions(Document query) {
+        return plan(query, null).positions()::iterator;
+    }
+
+    /**
+     * How this index answers `query` sorted by `orderBy` (null: any order), or null when it cannot:
+     * equality (or `$in`) on the first keys, then optionally a range on the next one. `forward` is
+     * set when walking the index (forwards or backwards) yields the requested order.
+     */
+    Scan plan(Document query, Document orderBy) {
+        List<String> names = keys();
+        List<List<Object>> choices = new ArrayList<>();
+        int k = 0;
+        while (k < names.size() && query.containsKey(names.get(k))) {
+            List<Object> values = equalityValues(query.get(names.get(k)));
+            if (values == null) {
+                break;
+            }
+            choices.add(values);
+            k++;
+        }
+        Document range = k < names.size() ? rangeOf(query.get(names.get(k))) : null;
+        if (k == 0 && range == null) {
+            return null;
+        }
+        List<Object[]> prefixes = combinations(choices);
+        if (prefixes == null) {
+            return null;
+        }
+        List<Entry[]> ranges = new ArrayList<>();
+        for (Object[] prefix : prefixes) {
+            ranges.add(bounds(prefix, range, k));
+        }
+        Boolean forward = prefixes.size() == 1 ? direction(orderBy, k) : null;
+        if (orderBy == null || orderBy.isEmpty()) {
+            forward = Boolean.TRUE;
+        }
+        return new Scan(this, ranges, k + (range == null ? 0 : 1), forward);
+    }
+
+    private static boolean plain(Object value) {
+        return !(value instanceof Document) && !(value instanceof Collection) && !(value instanceof Pattern);
+    }
+
+    private static Object normalized(Object value) {
+        Object normal = new KeyValue(value).normalized().get(0);
+        return normal instanceof Missing ? null : normal;
+    }
+
+    /** The values an equality condition allows (`v`, `{$eq: v}`, `{$in: [...]}`), else null. */
+    private static List<Object> equalityValues(Object condition) {
+        if (plain(condition)) {
+            return List.of(Missing.ofNullable(normalized(condition)));
+        }
+        if (!(condition instanceof Document document) || document.size() != 1) {
+            return null;
+        }
+        if (document.containsKey("$eq") && plain(document.get("$eq"))) {
+            return List.of(Missing.ofNullable(normalized(document.get("$eq"))));
+        }
+        if (document.get("$in") instanceof Collection<?> values && values.stream().allMatch(OrderedIndex::plain)) {
+            List<Object> result = new ArrayList<>();
+            values.forEach(value -> result.add(Missing.ofNullable(normalized(value))));
+            return result;
+        }
+        return null;
+    }
+
+    /** A condition made only of `$gt`, `$gte`, `$lt`, `$lte` on plain values, else null. */
+    private static Document rangeOf(Object condition) {
+        if (!(condition instanceof Document document) || document.isEmpty()) {
+            return null;
+        }
+        for (String operator : document.keySet()) {
+            if (!RANGE_OPERATORS.contains(operator) || !plain(document.get(operator)) || document.get(operator) == null) {
+                return null;
+            }
+        }
+        return document;
+    }
+
+    private static List<Object[]> combinations(List<List<Object>> choices) {
+        List<Object[]> result = new ArrayList<>();
+        result.add(new Object[0]);
+        for (List<Object> values : choices) {
+            List<Object[]> next = new ArrayList<>();
+            for (Object[] prefix : result) {
+                for (Object value : values) {
+                    Object[] longer = Arrays.copyOf(prefix, prefix.length + 1);
+                    longer[prefix.length] = value instanceof Missing ? null : value;
+                    next.add(longer);
+                }
+            }
+            if (next.size() > MAX_LOOKUPS) {
+                return null;
+            }
+            result = next;
+        }
+        return result;
+    }
+
+    /** Lower and upper bounds, in index order, of the entries under `prefix` within `range`. */
+    private Entry[] bounds(Object[] prefix, Document range, int key) {
+        Entry lower = new Entry(prefix, null, -1);
+        Entry upper = new Entry(prefix, null, 1);
+        if (range == null) {
+            return new Entry[] {lower, upper};
+        }
+        boolean asc = ascending[key];
+        for (String operator : range.keySet()) {
+            Object[] values = Arrays.copyOf(prefix, prefix.length + 1);
+            values[prefix.length] = normalized(range.get(operator));
+            boolean above = operator.startsWith("$gt");
+            boolean inclusive = operator.endsWith("e");
+            // Values above v come after v in an ascending key and before it in a descending one.
+            if (above == asc) {
+                lower = new Entry(values, null, inclusive ? -1 : 1);
+            } else {
+                upper = new Entry(values, null, inclusive ? 1 : -1);
+            }
+        }
+        return new Entry[] {lower, upper};
+    }
+
+    /** TRUE or FALSE when walking the keys after the `equal` prefix gives `orderBy`, else null. */
+    private Boolean direction(Document orderBy, int equal) {
+        if (orderBy == null || orderBy.isEmpty()) {
+            return Boolean.TRUE;
+        }
+        List<String> names = keys();
+        Boolean forward = null;
+        int next = equal;
+        for (String field : orderBy.keySet()) {
+            if (!(orderBy.get(field) instanceof Number order)) {
+                return null;
+            }
+            if (names.subList(0, equal).contains(field)) {
+                continue; // sorting on a key fixed by equality changes nothing
+            }
+            if (next >= names.size() || !names.get(next).equals(field)) {
+                return null;
+            }
+            boolean same = (order.intValue() > 0) == ascending[next];
+            if (forward != null && forward != same) {
+                return null;
+            }
+            forward = same;
+            next++;
+        }
+        return forward == null ? Boolean.TRUE : forward;
+    }
+}
