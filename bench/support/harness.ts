@@ -141,6 +141,8 @@ export async function withBenchServer(
         PORT: String(port),
         BARE_PORT: String(barePort),
         UNMETERED_PORT: String(unmeteredPort),
+        // Any free port: a running `npm run dev` holds the default 2525.
+        DECOY_SMTP_PORT: '0',
         LOG_LEVEL: kind === 'api' ? 'info' : 'warn', // the API's "listening" line is info
         MONGODB_URI: mongo.address,
         MONGODB_DB: dbName,

@@ -1,5 +1,5 @@
 /**
- * For benchmarks that deliver alerts: throw-away FerretDB (or MONGODB_URI) and Temporal, a local
+ * For benchmarks that deliver alerts: a throw-away database (or MONGODB_URI) and Temporal, a local
  * HTTPS receiver trusting a throw-away CA, and a real worker process, with the environment the
  * benchmark's API side uses too.
  */

@@ -70,7 +70,7 @@ export class SessionsRepository {
     await this.sessions.deleteOne({ refreshHash });
   }
 
-  /** Housekeeping at login: FerretDB has no TTL indexes, so expired sessions go here. */
+  /** Housekeeping at login (no TTL index: the embedded development database has none). */
   async deleteExpired(userId: string, now: Date): Promise<void> {
     await this.sessions.deleteMany({ userId, refreshExpiresAt: { $lte: now } });
   }

@@ -12,7 +12,7 @@ import type { Receiver } from '../support/receiver';
 import type { TestApp } from '../support/test-app';
 
 /**
- * The web console in a real browser against the real stack (API, worker, Temporal, FerretDB, an
+ * The web console in a real browser against the real stack (API, worker, Temporal, the database, an
  * HTTPS receiver). One account walks through the console in order; screenshots of the main
  * screens go to docs/screenshots for the README.
  */

@@ -1,0 +1,75 @@
+/**
+ * `npm run bench:all`: runs every benchmark script of package.json (`bench`, `bench:*`) one after
+ * another with its defaults, each against its own baseline in the same run, and rewrites the
+ * README's "Latest full run" section with their tables, the date, the machine and the commit.
+ * A benchmark that fails is reported in that section rather than stopping the others.
+ *
+ *   npm run bench:all [-- --only bench:database,bench:shield]
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { parseArgs } from 'node:util';
+
+const START = '<!-- bench:all start -->';
+const END = '<!-- bench:all end -->';
+
+const { values } = parseArgs({ options: { only: { type: 'string' } } });
+const scripts = Object.keys(
+  (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> }).scripts,
+)
+  .filter((name) => /^bench(:|$)/.test(name) && name !== 'bench:all')
+  .filter((name) => !values.only || values.only.split(',').includes(name));
+
+/** Runs one benchmark, echoing its output as it comes, and returns the Markdown tables it printed. */
+function run(script: string): Promise<{ tables: string; ok: boolean; seconds: number }> {
+  const started = Date.now();
+  return new Promise((done) => {
+    const child = spawn('npm', ['run', '--silent', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      out += chunk;
+      process.stdout.write(chunk);
+    });
+    child.on('close', (code) => {
+      const tables = out
+        .split('\n')
+        .filter(
+          (line, i, lines) =>
+            line.startsWith('|') || (line === '' && lines[i - 1]?.startsWith('|')),
+        )
+        .join('\n')
+        .trim();
+      done({ tables, ok: code === 0, seconds: Math.round((Date.now() - started) / 1000) });
+    });
+  });
+}
+
+async function main(): Promise<void> {
+  const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+  const machine = `${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB`;
+  const parts = [
+    `Run on ${new Date().toISOString().slice(0, 10)}, ${machine}, commit \`${commit}\`, by \`npm run bench:all\`.`,
+  ];
+  for (const [i, script] of scripts.entries()) {
+    console.log(`\n[bench:all] ${i + 1}/${scripts.length}: npm run ${script}`);
+    const result = await run(script);
+    console.log(`[bench:all] ${script} ${result.ok ? 'done' : 'FAILED'} in ${result.seconds} s`);
+    parts.push(`#### \`npm run ${script}\` (${result.seconds} s)`);
+    parts.push(result.ok ? result.tables || '(no table printed)' : '**failed**: see its output');
+  }
+  const readme = readFileSync('README.md', 'utf8');
+  const from = readme.indexOf(START);
+  const to = readme.indexOf(END);
+  if (from < 0 || to < from) throw new Error(`README.md has no ${START} … ${END} section`);
+  const section = `${START}\n\n${parts.join('\n\n')}\n\n`;
+  writeFileSync('README.md', readme.slice(0, from) + section + readme.slice(to));
+  console.log('\n[bench:all] README.md updated');
+}
+
+void main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
