@@ -63,7 +63,8 @@ const configSchema = z.object({
   ),
   TELEGRAM_API_BASE: z.url({ protocol: /^https?$/ }).default('https://api.telegram.org'),
   /** How clients reach this service: tripwire URLs are made from it. */
-  PUBLIC_BASE_URL: z.url({ protocol: /^https?$/ }).default('http://localhost:8080'),
+  /** Where tripwire links point; unset, this API itself on `PORT` (development). */
+  PUBLIC_BASE_URL: optional(z.url({ protocol: /^https?$/ })),
   /** Decoy addresses are made in this domain; its MX record should point at this service. */
   DECOY_EMAIL_DOMAIN: z
     .string()
@@ -82,7 +83,13 @@ const configSchema = z.object({
   ABUSEIPDB_BASE_URL: z.url({ protocol: /^https?$/ }).default('https://api.abuseipdb.com'),
 });
 
-export type Config = Readonly<z.infer<typeof configSchema>>;
+/** Settings whose default depends on others. */
+const withDerivedDefaults = (config: z.infer<typeof configSchema>) => ({
+  ...config,
+  PUBLIC_BASE_URL: config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`,
+});
+
+export type Config = Readonly<ReturnType<typeof withDerivedDefaults>>;
 
 /** The variable names, for checks that the README and docker-compose.yml name only real ones. */
 export const CONFIG_VARIABLES = Object.keys(configSchema.shape);
@@ -96,7 +103,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
-  return Object.freeze(parsed.data);
+  return Object.freeze(withDerivedDefaults(parsed.data));
 }
 
 /** For entry points: print the problem and exit 1 rather than start half-configured. */

@@ -35,6 +35,12 @@ describe('loadConfig', () => {
     });
   });
 
+  it('when PUBLIC_BASE_URL is unset, then tripwire links follow PORT; when set, it wins', () => {
+    expect(loadConfig({ ...base, PORT: '9090' }).PUBLIC_BASE_URL).toBe('http://localhost:9090');
+    const config = loadConfig({ ...base, PORT: '9090', PUBLIC_BASE_URL: 'https://t.example.com' });
+    expect(config.PUBLIC_BASE_URL).toBe('https://t.example.com');
+  });
+
   it('when values are bad, then the error names each variable and why', () => {
     const load = () =>
       loadConfig({ PORT: 'eighty', LOG_PRETTY: 'yes', MONGODB_URI: 'postgres://x' });
