@@ -318,7 +318,7 @@ describe('every answer is JSON with a detail and an X-Request-ID', () => {
       new Promise<string>((resolve) => {
         const socket = connect(port, '127.0.0.1', () => socket.write(text));
         let out = '';
-        socket.on('data', (chunk) => (out += chunk));
+        socket.on('data', (chunk: Buffer) => (out += chunk.toString()));
         socket.on('close', () => resolve(out));
         socket.on('error', () => resolve(out));
       });
