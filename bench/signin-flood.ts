@@ -103,16 +103,18 @@ void withBenchServer(async ({ url }) => {
     for (const [name, flood] of Object.entries(floods)) {
       console.error(`round ${round}/${options.rounds}: ${name} for ${options.duration} s…`);
       const { signIn, me, answers } = await phase(url, token, email, flood);
-      const [signInP50, meP50] = [pct(signIn.latencies, 50), pct(me.latencies, 50)];
+      const p = (sorted: number[], at: number) => (sorted.length ? pct(sorted, at) : NaN);
+      const [signInP50, meP50] = [p(signIn.latencies, 50), p(me.latencies, 50)];
       idle ??= { signIn: signInP50, me: meP50 };
       const floodAnswers = Object.entries(answers)
         .map(([status, n]) => `${n} × ${status}`)
         .join(', ');
       console.log(
-        `| ${name} | ${signInP50.toFixed(0)} | ${pct(signIn.latencies, 95).toFixed(0)} | ` +
+        `| ${name} | ${signInP50.toFixed(0)} | ${p(signIn.latencies, 95).toFixed(0)} | ` +
           `${(signInP50 / idle.signIn).toFixed(2)}× | ${meP50.toFixed(1)} | ` +
-          `${pct(me.latencies, 95).toFixed(1)} | ${(meP50 / idle.me).toFixed(2)}× | ` +
-          `${signIn.failures + me.failures} | ${floodAnswers || '–'} |`,
+          `${p(me.latencies, 95).toFixed(1)} | ${(meP50 / idle.me).toFixed(2)}× | ` +
+          `${signIn.failures} of ${signIn.failures + signIn.latencies.length} sign-ins, ` +
+          `${me.failures} calls | ${floodAnswers || '–'} |`,
       );
     }
   }

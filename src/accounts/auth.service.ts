@@ -92,10 +92,11 @@ export class AuthService {
   async login(email: string, password: string, source: string | undefined): Promise<IssuedSession> {
     const { users, hasher, throttle } = this.deps;
     const normalised = normaliseEmail(email);
-    await throttle.check(normalised, source);
+    const throttled = () => throttle.check(normalised, source);
+    await throttled();
     const user = await users.findByEmail(normalised);
     const stored = user?.passwordHash ?? (await hasher.decoyHash());
-    const { valid, outdated } = await hasher.verify(password, stored);
+    const { valid, outdated } = await hasher.verify(password, stored, throttled);
     if (!user || !valid) {
       await throttle.failed(normalised, source);
       throw new AppError(401, INVALID_LOGIN);
@@ -143,8 +144,9 @@ export class AuthService {
     const { users, hasher, throttle, sessions, clock } = this.deps;
     const user = await users.findById(principal.userId);
     if (!user) throw new AppError(401, 'The account of this session no longer exists');
-    await throttle.check(user.email, source);
-    if (!(await hasher.verify(current, user.passwordHash)).valid) {
+    const throttled = () => throttle.check(user.email, source);
+    await throttled();
+    if (!(await hasher.verify(current, user.passwordHash, throttled)).valid) {
       await throttle.failed(user.email, source);
       throw new AppError(403, 'current_password: does not match the account password');
     }

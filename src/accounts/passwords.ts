@@ -60,14 +60,20 @@ export class PasswordHasher {
     ].join('$');
   }
 
-  async verify(password: string, stored: string): Promise<Verification> {
+  /**
+   * `whenItsTurn` runs once a slot is free, just before hashing, and may throw to give the slot
+   * up: a sign-in that waited behind a flood is checked against the throttle again, so attempts
+   * held back meanwhile cost no hash.
+   */
+  async verify(
+    password: string,
+    stored: string,
+    whenItsTurn?: () => Promise<void>,
+  ): Promise<Verification> {
     const parsed = parseStored(stored);
     if (!parsed) return { valid: false, outdated: false };
-    const actual = await this.derive(password, parsed.salt, {
-      N: 2 ** parsed.costLog2,
-      r: parsed.blockSize,
-      p: parsed.parallelism,
-    });
+    const options = { N: 2 ** parsed.costLog2, r: parsed.blockSize, p: parsed.parallelism };
+    const actual = await this.derive(password, parsed.salt, options, whenItsTurn);
     const valid = actual.length === parsed.key.length && timingSafeEqual(actual, parsed.key);
     return { valid, outdated: isOutdated(parsed) };
   }
@@ -78,7 +84,12 @@ export class PasswordHasher {
     return this.decoy;
   }
 
-  private derive(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
+  private derive(
+    password: string,
+    salt: Buffer,
+    options: ScryptOptions,
+    whenItsTurn?: () => Promise<void>,
+  ): Promise<Buffer> {
     // p-limit starts queued work a microtask later, so count running and queued together.
     if (this.slots.activeCount + this.slots.pendingCount >= this.capacity) {
       throw new AppError(
@@ -91,14 +102,14 @@ export class PasswordHasher {
         { 'Retry-After': '1' },
       );
     }
-    return this.slots(
-      () =>
-        new Promise<Buffer>((resolve, reject) => {
-          scrypt(password, salt, KEY_LENGTH, { ...options, maxmem: MAX_MEMORY }, (err, key) =>
-            err ? reject(err) : resolve(key),
-          );
-        }),
-    );
+    return this.slots(async () => {
+      await whenItsTurn?.();
+      return new Promise<Buffer>((resolve, reject) => {
+        scrypt(password, salt, KEY_LENGTH, { ...options, maxmem: MAX_MEMORY }, (err, key) =>
+          err ? reject(err) : resolve(key),
+        );
+      });
+    });
   }
 }
 
