@@ -90,8 +90,18 @@ export class AuthService {
    * count towards the same throttle; a held-back name or source is refused before any hashing.
    */
   async login(email: string, password: string, source: string | undefined): Promise<IssuedSession> {
-    const { users, hasher, throttle } = this.deps;
     const normalised = normaliseEmail(email);
+    return this.deps.throttle.attempt(normalised, source, () =>
+      this.checkedLogin(normalised, password, source),
+    );
+  }
+
+  private async checkedLogin(
+    normalised: string,
+    password: string,
+    source: string | undefined,
+  ): Promise<IssuedSession> {
+    const { users, hasher, throttle } = this.deps;
     const throttled = () => throttle.check(normalised, source);
     await throttled();
     const user = await users.findByEmail(normalised);
@@ -145,12 +155,14 @@ export class AuthService {
     const user = await users.findById(principal.userId);
     if (!user) throw new AppError(401, 'The account of this session no longer exists');
     const throttled = () => throttle.check(user.email, source);
-    await throttled();
-    if (!(await hasher.verify(current, user.passwordHash, throttled)).valid) {
-      await throttle.failed(user.email, source);
-      throw new AppError(403, 'current_password: does not match the account password');
-    }
-    await throttle.succeeded(user.email);
+    await throttle.attempt(user.email, source, async () => {
+      await throttled();
+      if (!(await hasher.verify(current, user.passwordHash, throttled)).valid) {
+        await throttle.failed(user.email, source);
+        throw new AppError(403, 'current_password: does not match the account password');
+      }
+      await throttle.succeeded(user.email);
+    });
     await users.setPasswordHash(user.id, await hasher.hash(next), clock());
     await sessions.deleteAllOf(user.id, principal.sessionId);
   }

@@ -1,6 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import type { Clock } from '../clock';
 import { AppError } from '../http/errors';
+import { KeyedQueue } from '../keyed-queue';
 import type { LoginFailuresRepository } from './login-failures.repository';
 import { tokenDigest } from './tokens';
 
@@ -42,10 +43,26 @@ export function accountKey(normalisedEmail: string): string {
 
 /** Sign-in throttling per account name and per source address, shared by every API replica. */
 export class LoginThrottle {
+  private readonly inFlight = new KeyedQueue();
+
   constructor(
     private readonly failures: LoginFailuresRepository,
     private readonly clock: Clock,
   ) {}
+
+  /**
+   * Runs a sign-in attempt once no other attempt of the same source, nor of the same email, is
+   * under way in this process. Each attempt then sees the failures of the ones before it (twenty
+   * parallel guesses cannot all pass the check before the first failure is counted), and a flood
+   * of one account or from one source holds at most one hashing slot, leaving the rest to others.
+   * Sources are taken before emails, always in that order, so two attempts never wait on each
+   * other.
+   */
+  attempt<T>(normalisedEmail: string, source: string | undefined, task: () => Promise<T>) {
+    return this.inFlight.run(sourceKey(source), () =>
+      this.inFlight.run(accountKey(normalisedEmail), task),
+    );
+  }
 
   /** Refuses with 429 `login_throttled` (and `Retry-After`) while either key is held back. */
   async check(normalisedEmail: string, source: string | undefined): Promise<void> {

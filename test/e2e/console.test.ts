@@ -190,7 +190,7 @@ describe('the web console', () => {
   it("sets the Telegram chat for the built-in chat channel, and shows the service's refusal of a bad one", async () => {
     await page.getByLabel('Telegram chat id').fill('not a chat');
     await page.getByRole('button', { name: 'Save', exact: true }).click();
-    await page.getByText('telegram_chat_id: a numeric chat id or an @channel name').waitFor();
+    await page.getByText('body.telegram_chat_id: a numeric chat id or an @channel name').waitFor();
     await page.getByLabel('Telegram chat id').fill('@tripwire_alerts');
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await page.getByText('Saved.').waitFor();
