@@ -1,32 +1,123 @@
-import { UsersRepository } from './accounts/users.repository';
+import { randomBytes } from 'node:crypto';
 import { normaliseEmail } from './accounts/auth.service';
+import { InvitesRepository } from './accounts/invites.repository';
+import { PasswordHasher } from './accounts/passwords';
+import { SessionsRepository } from './accounts/sessions.repository';
+import { newSecretToken, tokenDigest } from './accounts/tokens';
+import { EmailTakenError, type User, UsersRepository } from './accounts/users.repository';
 import { loadConfigOrExit } from './config';
-import { connectMongo } from './db/mongo';
+import { connectMongo, type Database } from './db/mongo';
 import { PLAN_IDS, type PlanId } from './plans';
 
-const USAGE = `Usage: npm run admin -- set-plan <email or user id> <${PLAN_IDS.join('|')}>`;
+const USAGE = `Usage: npm run admin -- <command>
+  set-plan <email or user id> <${PLAN_IDS.join('|')}>
+  create-user <email>                 make an account; prints a one-time password to change
+  reset-password <email or user id>   new one-time password; every session of the account ends
+  revoke-sessions <email or user id>  ends every session of the account (it must log in again)
+  invite <email> [days, default 7]    an invitation code for sign-up when SIGNUP_MODE=invite`;
 
-/** Operator command: changes an account's plan. */
-async function main(argv: string[]): Promise<number> {
-  const [command, who, plan] = argv;
-  if (command !== 'set-plan' || !who || !PLAN_IDS.includes(plan as PlanId)) {
+const INVITE_DAYS_DEFAULT = 7;
+
+/** A password handed to the operator to pass on: 24 random characters, to be changed at once. */
+const oneTimePassword = () => randomBytes(18).toString('base64url');
+
+class UsageError extends Error {}
+
+type Command = (db: Database, args: string[]) => Promise<number>;
+
+async function findUser(users: UsersRepository, who: string | undefined): Promise<User | null> {
+  if (!who) throw new UsageError();
+  const user = who.includes('@')
+    ? await users.findByEmail(normaliseEmail(who))
+    : await users.findById(who);
+  if (!user) console.error(`No account matches ${who}`);
+  return user;
+}
+
+const hasher = () => new PasswordHasher({ concurrency: 1 });
+
+const COMMANDS: Record<string, Command> = {
+  async 'set-plan'({ db }, [who, plan]) {
+    if (!PLAN_IDS.includes(plan as PlanId)) throw new UsageError();
+    const users = new UsersRepository(db);
+    const user = await findUser(users, who);
+    if (!user) return 1;
+    await users.setPlan(user.id, plan as PlanId, new Date());
+    console.log(`${user.email} (${user.id}): plan ${user.plan} → ${plan}`);
+    return 0;
+  },
+
+  async 'create-user'({ db }, [email]) {
+    if (!email?.includes('@')) throw new UsageError();
+    const password = oneTimePassword();
+    try {
+      const user = await new UsersRepository(db).create(
+        normaliseEmail(email),
+        await hasher().hash(password),
+        new Date(),
+      );
+      console.log(`${user.email} (${user.id}) created; one-time password: ${password}`);
+      return 0;
+    } catch (err) {
+      if (!(err instanceof EmailTakenError)) throw err;
+      console.error(`${email} is already registered`);
+      return 1;
+    }
+  },
+
+  async 'reset-password'({ db }, [who]) {
+    const users = new UsersRepository(db);
+    const user = await findUser(users, who);
+    if (!user) return 1;
+    const password = oneTimePassword();
+    await users.setPasswordHash(user.id, await hasher().hash(password), new Date());
+    const ended = await new SessionsRepository(db).deleteAllOf(user.id);
+    console.log(
+      `${user.email} (${user.id}): ${ended} session(s) ended; one-time password: ${password}`,
+    );
+    return 0;
+  },
+
+  async 'revoke-sessions'({ db }, [who]) {
+    const user = await findUser(new UsersRepository(db), who);
+    if (!user) return 1;
+    const ended = await new SessionsRepository(db).deleteAllOf(user.id);
+    console.log(`${user.email} (${user.id}): ${ended} session(s) ended`);
+    return 0;
+  },
+
+  async invite({ db }, [email, days = String(INVITE_DAYS_DEFAULT)]) {
+    if (!email?.includes('@') || !/^\d{1,3}$/.test(days) || Number(days) < 1) {
+      throw new UsageError();
+    }
+    const code = newSecretToken();
+    const now = new Date();
+    await new InvitesRepository(db).create({
+      codeHash: tokenDigest(code),
+      email: normaliseEmail(email),
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + Number(days) * 86_400_000),
+    });
+    console.log(`invite code for ${normaliseEmail(email)} (valid ${days} days): ${code}`);
+    return 0;
+  },
+};
+
+/** Operator commands: plans, accounts, passwords, sessions, invitations. */
+async function main([name, ...args]: string[]): Promise<number> {
+  const command = name ? COMMANDS[name] : undefined;
+  if (!command) {
     console.error(USAGE);
     return 2;
   }
   const config = loadConfigOrExit();
   const mongo = await connectMongo(config.MONGODB_URI, config.MONGODB_DB);
   try {
-    const users = new UsersRepository(mongo.db);
-    const user = who.includes('@')
-      ? await users.findByEmail(normaliseEmail(who))
-      : await users.findById(who);
-    if (!user) {
-      console.error(`No account matches ${who}`);
-      return 1;
-    }
-    await users.setPlan(user.id, plan as PlanId, new Date());
-    console.log(`${user.email} (${user.id}): plan ${user.plan} → ${plan}`);
-    return 0;
+    return await command(mongo, args);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    console.error(USAGE);
+    return 2;
   } finally {
     await mongo.client.close();
   }

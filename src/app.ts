@@ -1,6 +1,10 @@
 import cookieParser from 'cookie-parser';
 import express, { type Express } from 'express';
 import { AuthService } from './accounts/auth.service';
+import { InvitesRepository } from './accounts/invites.repository';
+import { LoginFailuresRepository } from './accounts/login-failures.repository';
+import { LoginThrottle } from './accounts/login-throttle';
+import { PasswordHasher } from './accounts/passwords';
 import { authRoutes } from './accounts/auth.routes';
 import { settingsRoutes } from './accounts/settings.routes';
 import { SessionsRepository } from './accounts/sessions.repository';
@@ -40,6 +44,9 @@ import { EvidenceStore } from './evidence/evidence.store';
 import { publicVerifyRoutes } from './evidence/public-verify.routes';
 import { healthRoutes } from './health/health.routes';
 import { errorHandler, notFoundHandler } from './http/errors';
+import { jsonBodiesOnly } from './http/json-body';
+import { operatorToken } from './http/operator-token';
+import { REFERENCE_PAGE_POLICY, securityHeaders } from './http/security-headers';
 import { requestLogging } from './http/request-logging';
 import { requestMetrics } from './http/request-metrics';
 import { metricsHandler } from './metrics';
@@ -97,9 +104,13 @@ export function createApp({
   const auth = new AuthService({
     users,
     sessions: new SessionsRepository(mongo.db),
+    invites: new InvitesRepository(mongo.db),
+    hasher: new PasswordHasher({ concurrency: config.PASSWORD_HASHING_CONCURRENCY }),
+    throttle: new LoginThrottle(new LoginFailuresRepository(mongo.db), clock),
     clock,
     sessionTtlMs: config.SESSION_TTL_HOURS * HOUR_MS,
     refreshTtlMs: config.REFRESH_TTL_DAYS * 24 * HOUR_MS,
+    signupMode: config.SIGNUP_MODE,
   });
   // One store per process, so every evidence append of an account shares one group commit.
   const store = new EvidenceStore(mongo.db, clock);
@@ -141,15 +152,20 @@ export function createApp({
   app.disable('x-powered-by');
   app.set('trust proxy', config.TRUST_PROXY);
   app.use(requestLogging(logger));
+  app.use(securityHeaders());
   app.use(requestMetrics);
+  app.use(jsonBodiesOnly);
   app.use(express.json({ limit: config.BODY_LIMIT }));
   app.use(cookieParser());
 
-  app.get('/metrics', metricsHandler);
+  app.get('/metrics', operatorToken(config.METRICS_TOKEN, 'METRICS_TOKEN'), metricsHandler);
+  const docsToken = operatorToken(config.DOCS_TOKEN, 'DOCS_TOKEN');
   const reference = openApiDocument(config.PUBLIC_BASE_URL);
-  app.get('/openapi.json', (_req, res) => void res.json(reference));
+  app.get('/openapi.json', docsToken, (_req, res) => void res.json(reference));
   const referenceHtml = referencePage(reference);
-  app.get('/docs', (_req, res) => void res.type('html').send(referenceHtml));
+  app.get('/docs', docsToken, (_req, res) => {
+    res.set('Content-Security-Policy', REFERENCE_PAGE_POLICY).type('html').send(referenceHtml);
+  });
   app.use(consoleRoutes(config.CONSOLE_DIR));
   app.use(healthRoutes({ db: mongo.db, indexes: ALL_INDEXES, temporal }));
   app.use(foreignCredentialTripwire(refused));
@@ -164,7 +180,7 @@ export function createApp({
     session,
     consoleEvidenceRoutes({ evidence, service: evidenceService, users, clock }),
   );
-  app.use('/api/users', session, usersRoutes(users));
+  app.use('/api/users', session, usersRoutes(users, auth));
   app.use('/api/settings', sessionOrKey, settingsRoutes(users, clock));
   app.use('/api/canaries', sessionOrKey, canariesRoutes({ canaries, clock, decoys, meterPlant }));
   app.use('/api', threatRoutes(threats, sessionOrKey));

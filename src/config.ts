@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SIGNUP_MODES } from './accounts/auth.service';
 import './zod-messages';
 
 /** Unset and empty mean the same: compose files pass empty values for settings left out. */
@@ -48,6 +49,14 @@ const configSchema = z.object({
     .default(12),
   REFRESH_TTL_DAYS: z.coerce.number().positive().max(90).default(7),
   COOKIE_SECURE: bool.default(true),
+  /** Who may create an account: anyone, holders of an invitation (admin command), or nobody. */
+  SIGNUP_MODE: z.enum(SIGNUP_MODES).default('open'),
+  /** Password hashes computed at once (each takes a core and 128 MiB); the rest queue. */
+  PASSWORD_HASHING_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
+  /** When set, `GET /metrics` needs `Authorization: Bearer <METRICS_TOKEN>`. */
+  METRICS_TOKEN: optional(z.string().regex(/^[A-Za-z0-9_-]{16,128}$/, '16–128 of A-Z a-z 0-9 _ -')),
+  /** When set, `GET /docs` and `GET /openapi.json` need `Authorization: Bearer <DOCS_TOKEN>`. */
+  DOCS_TOKEN: optional(z.string().regex(/^[A-Za-z0-9_-]{16,128}$/, '16–128 of A-Z a-z 0-9 _ -')),
   /** The web console's build (tools/build-console.mjs), served at /console/. */
   CONSOLE_DIR: z.string().min(1).default('dist/console'),
   /** Lets alert channels reach private and loopback addresses: development and tests only. */

@@ -5,6 +5,7 @@ import { systemClock } from './clock';
 import { loadConfigOrExit } from './config';
 import { ALL_INDEXES } from './db/indexes';
 import { connectMongo, ensureIndexes } from './db/mongo';
+import { answerClientErrors } from './http/client-errors';
 import { createLogger } from './logger';
 import { createTemporal } from './temporal/client';
 
@@ -21,6 +22,7 @@ async function main(): Promise<void> {
 
   const api = createApp({ config, logger, mongo, temporal });
   const server = api.app.listen(config.PORT, config.HOST);
+  answerClientErrors(server);
   await once(server, 'listening');
   logger.info({ address: server.address() }, 'API listening');
   const mail = await startDecoyMailServer({

@@ -8,9 +8,13 @@ import type { AuthService, IssuedSession } from './auth.service';
 
 export const REFRESH_COOKIE = 'svc_refresh';
 
+export const newPassword = z.string().min(12, 'must be at least 12 characters').max(256);
+
 export const credentialsSchema = z.object({
   email: z.email().max(254),
-  password: z.string().min(12, 'must be at least 12 characters').max(256),
+  password: newPassword,
+  /** Needed when SIGNUP_MODE is `invite` (from `npm run admin -- invite <email>`). */
+  invite_code: z.string().min(1).max(128).optional(),
 });
 
 export const loginSchema = z.object({
@@ -52,8 +56,8 @@ export function authRoutes(
   };
 
   router.post('/signup', async (req, res) => {
-    const { email, password } = credentialsSchema.parse(req.body);
-    const user = await auth.signup(email, password);
+    const { email, password, invite_code } = credentialsSchema.parse(req.body);
+    const user = await auth.signup(email, password, invite_code);
     res.status(201).json({ user_id: user.id } satisfies z.output<typeof signupView>);
   });
 
@@ -61,10 +65,13 @@ export function authRoutes(
     const { email, password } = loginSchema.parse(req.body);
     let session: IssuedSession;
     try {
-      session = await auth.login(email, password);
+      session = await auth.login(email, password, req.ip);
     } catch (err) {
-      // A decoy password (or any canary string) tried here fires, whichever email came with it.
-      if (err instanceof AppError && err.status === 401) await refused(req, 'password', [password]);
+      // A decoy password (or any canary string) tried here fires, whichever email came with it,
+      // also while the sign-in is held back.
+      if (err instanceof AppError && (err.status === 401 || err.status === 429)) {
+        await refused(req, 'password', [password]);
+      }
       throw err;
     }
     sendSession(res, session);

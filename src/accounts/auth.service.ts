@@ -1,7 +1,9 @@
 import type { Clock } from '../clock';
 import { AppError } from '../http/errors';
 import { newId } from '../ids';
-import { decoyPasswordHash, hashPassword, verifyPassword } from './passwords';
+import type { InvitesRepository } from './invites.repository';
+import type { LoginThrottle } from './login-throttle';
+import type { PasswordHasher } from './passwords';
 import type { Session, SessionsRepository } from './sessions.repository';
 import { newSecretToken, tokenDigest } from './tokens';
 import { EmailTakenError, type User, type UsersRepository } from './users.repository';
@@ -19,16 +21,25 @@ export interface SessionPrincipal {
   sessionId: string;
 }
 
+export const SIGNUP_MODES = ['open', 'invite', 'closed'] as const;
+export type SignupMode = (typeof SIGNUP_MODES)[number];
+
 interface AuthServiceDeps {
   users: UsersRepository;
   sessions: SessionsRepository;
+  invites: InvitesRepository;
+  hasher: PasswordHasher;
+  throttle: LoginThrottle;
   clock: Clock;
   sessionTtlMs: number;
   refreshTtlMs: number;
+  signupMode: SignupMode;
 }
 
 const INVALID_LOGIN = 'Invalid email or password';
 const INVALID_REFRESH = 'Invalid or expired refresh cookie: log in again';
+const REUSED_REFRESH =
+  'This refresh cookie was already used once, so it may have been copied: the session is ended, log in again';
 
 export function normaliseEmail(email: string): string {
   return email.trim().toLowerCase();
@@ -37,23 +48,73 @@ export function normaliseEmail(email: string): string {
 export class AuthService {
   constructor(private readonly deps: AuthServiceDeps) {}
 
-  async signup(email: string, password: string): Promise<User> {
-    const passwordHash = await hashPassword(password);
+  /** `inviteCode` is needed (and used up) when SIGNUP_MODE is `invite`. */
+  async signup(email: string, password: string, inviteCode?: string): Promise<User> {
+    const { users, invites, hasher, clock, signupMode } = this.deps;
+    if (signupMode === 'closed') {
+      throw new AppError(403, {
+        error: 'signup_closed',
+        message: 'Sign-up is closed on this service: ask its operator for an account',
+      });
+    }
+    const normalised = normaliseEmail(email);
+    const codeHash = inviteCode ? tokenDigest(inviteCode) : undefined;
+    if (signupMode === 'invite') {
+      // Checked before the costly hash, used up only once the account can be made.
+      if (!codeHash || !(await invites.isValid(codeHash, normalised, clock()))) {
+        throw new AppError(403, {
+          error: 'invite_required',
+          message: 'invite_code: missing, expired, or not for this email address',
+        });
+      }
+    }
+    const passwordHash = await hasher.hash(password);
+    const invite =
+      signupMode === 'invite' && codeHash
+        ? await invites.consume(codeHash, normalised, clock())
+        : undefined;
+    if (invite === null) {
+      throw new AppError(403, { error: 'invite_required', message: 'invite_code: already used' });
+    }
     try {
-      return await this.deps.users.create(normaliseEmail(email), passwordHash, this.deps.clock());
+      return await users.create(normalised, passwordHash, clock());
     } catch (err) {
+      if (invite) await invites.restore(invite);
       if (err instanceof EmailTakenError) throw new AppError(409, 'email: already registered');
       throw err;
     }
   }
 
-  /** Unknown email and wrong password give the same answer after the same amount of work. */
-  async login(email: string, password: string): Promise<IssuedSession> {
-    const user = await this.deps.users.findByEmail(normaliseEmail(email));
-    const valid = await verifyPassword(password, user?.passwordHash ?? (await decoyPasswordHash()));
-    if (!user || !valid) throw new AppError(401, INVALID_LOGIN);
+  /**
+   * Unknown email and wrong password give the same answer after the same amount of work, and
+   * count towards the same throttle; a held-back name or source is refused before any hashing.
+   */
+  async login(email: string, password: string, source: string | undefined): Promise<IssuedSession> {
+    const normalised = normaliseEmail(email);
+    return this.deps.throttle.attempt(normalised, source, () =>
+      this.checkedLogin(normalised, password, source),
+    );
+  }
 
+  private async checkedLogin(
+    normalised: string,
+    password: string,
+    source: string | undefined,
+  ): Promise<IssuedSession> {
+    const { users, hasher, throttle } = this.deps;
+    const throttled = () => throttle.check(normalised, source);
+    await throttled();
+    const user = await users.findByEmail(normalised);
+    const stored = user?.passwordHash ?? (await hasher.decoyHash());
+    const { valid, outdated } = await hasher.verify(password, stored, throttled);
+    if (!user || !valid) {
+      await throttle.failed(normalised, source);
+      throw new AppError(401, INVALID_LOGIN);
+    }
+    await throttle.succeeded(normalised);
     const now = this.deps.clock();
+    if (outdated) await users.setPasswordHash(user.id, await hasher.hash(password), now, stored);
+
     await this.deps.sessions.deleteExpired(user.id, now);
     const { secrets, issue } = this.newSecrets(now);
     const session: Session = { id: newId('ses'), userId: user.id, createdAt: now, ...secrets };
@@ -61,13 +122,49 @@ export class AuthService {
     return issue(user.id);
   }
 
-  /** Swaps both halves: the old bearer token and the old cookie stop working. */
+  /**
+   * Swaps both halves: the old bearer token and the old cookie stop working. A cookie that was
+   * already swapped away coming back means two holders (one of them likely a thief): the session
+   * ends for both.
+   */
   async refresh(refreshToken: string): Promise<IssuedSession> {
     const now = this.deps.clock();
     const { secrets, issue } = this.newSecrets(now);
-    const session = await this.deps.sessions.rotate(tokenDigest(refreshToken), now, secrets);
-    if (!session) throw new AppError(401, INVALID_REFRESH);
-    return issue(session.userId);
+    const digest = tokenDigest(refreshToken);
+    const session = await this.deps.sessions.rotate(digest, now, secrets);
+    if (session) return issue(session.userId);
+    const reused = await this.deps.sessions.findRetired(digest);
+    if (reused) {
+      await this.deps.sessions.delete(reused.sessionId);
+      throw new AppError(401, { error: 'refresh_reused', message: REUSED_REFRESH });
+    }
+    throw new AppError(401, INVALID_REFRESH);
+  }
+
+  /**
+   * The signed-in user's new password; the current one is asked again (and throttled like a sign
+   * in, so a stolen session token is no password-guessing oracle). Other sessions end.
+   */
+  async changePassword(
+    principal: SessionPrincipal,
+    current: string,
+    next: string,
+    source: string | undefined,
+  ): Promise<void> {
+    const { users, hasher, throttle, sessions, clock } = this.deps;
+    const user = await users.findById(principal.userId);
+    if (!user) throw new AppError(401, 'The account of this session no longer exists');
+    const throttled = () => throttle.check(user.email, source);
+    await throttle.attempt(user.email, source, async () => {
+      await throttled();
+      if (!(await hasher.verify(current, user.passwordHash, throttled)).valid) {
+        await throttle.failed(user.email, source);
+        throw new AppError(403, 'current_password: does not match the account password');
+      }
+      await throttle.succeeded(user.email);
+    });
+    await users.setPasswordHash(user.id, await hasher.hash(next), clock());
+    await sessions.deleteAllOf(user.id, principal.sessionId);
   }
 
   async logout(credentials: { token?: string; refreshToken?: string }): Promise<void> {

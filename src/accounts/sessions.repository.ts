@@ -22,6 +22,14 @@ export type SessionSecrets = Pick<
 
 type SessionDoc = Omit<Session, 'id'> & { _id: string };
 
+/** A refresh secret that was rotated away, kept until it would have expired to spot its reuse. */
+interface RetiredRefreshDoc {
+  _id: string;
+  sessionId: string;
+  userId: string;
+  expiresAt: Date;
+}
+
 export const sessionsIndexes: CollectionIndexes = {
   collection: 'sessions',
   indexes: [
@@ -31,15 +39,23 @@ export const sessionsIndexes: CollectionIndexes = {
   ],
 };
 
+/** Looked up by `_id` (the retired secret's digest); cleared per account. */
+export const retiredRefreshesIndexes: CollectionIndexes = {
+  collection: 'retired_refreshes',
+  indexes: [{ key: { userId: 1 }, name: 'user_id' }],
+};
+
 function toSession({ _id, ...rest }: SessionDoc): Session {
   return { id: _id, ...rest };
 }
 
 export class SessionsRepository {
   private readonly sessions: Collection<SessionDoc>;
+  private readonly retired: Collection<RetiredRefreshDoc>;
 
   constructor(db: Db) {
     this.sessions = db.collection<SessionDoc>(sessionsIndexes.collection);
+    this.retired = db.collection<RetiredRefreshDoc>(retiredRefreshesIndexes.collection);
   }
 
   async create(session: Session): Promise<void> {
@@ -52,14 +68,41 @@ export class SessionsRepository {
     return doc && toSession(doc);
   }
 
-  /** Atomic swap, so a refresh secret works once even when two tabs race to use it. */
+  /**
+   * Atomic swap, so a refresh secret works once even when two tabs race to use it. The old secret
+   * is remembered, so presenting it again is recognised as reuse (`findRetired`).
+   */
   async rotate(refreshHash: string, now: Date, next: SessionSecrets): Promise<Session | null> {
-    const doc = await this.sessions.findOneAndUpdate(
+    const before = await this.sessions.findOneAndUpdate(
       { refreshHash, refreshExpiresAt: { $gt: now } },
       { $set: next },
-      { returnDocument: 'after' },
+      { returnDocument: 'before' },
     );
-    return doc && toSession(doc);
+    if (!before) return null;
+    await this.retired.insertOne({
+      _id: refreshHash,
+      sessionId: before._id,
+      userId: before.userId,
+      expiresAt: before.refreshExpiresAt,
+    });
+    return toSession({ ...before, ...next });
+  }
+
+  /** The session a rotated-away refresh secret belonged to. */
+  async findRetired(refreshHash: string): Promise<{ sessionId: string; userId: string } | null> {
+    const doc = await this.retired.findOne({ _id: refreshHash });
+    return doc && { sessionId: doc.sessionId, userId: doc.userId };
+  }
+
+  async delete(sessionId: string): Promise<void> {
+    await this.sessions.deleteOne({ _id: sessionId });
+  }
+
+  /** Ends every session of the account except `keep` (the one changing the password); a count. */
+  async deleteAllOf(userId: string, keep?: string): Promise<number> {
+    const filter = keep ? { userId, _id: { $ne: keep } } : { userId };
+    const { deletedCount } = await this.sessions.deleteMany(filter);
+    return deletedCount;
   }
 
   async deleteByTokenHash(tokenHash: string): Promise<void> {
@@ -73,5 +116,6 @@ export class SessionsRepository {
   /** Housekeeping at login (no TTL index: the embedded development database has none). */
   async deleteExpired(userId: string, now: Date): Promise<void> {
     await this.sessions.deleteMany({ userId, refreshExpiresAt: { $lte: now } });
+    await this.retired.deleteMany({ userId, expiresAt: { $lte: now } });
   }
 }

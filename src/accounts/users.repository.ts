@@ -76,6 +76,23 @@ export class UsersRepository {
     return doc && toUser(doc);
   }
 
+  /**
+   * Replaces the password hash; with `replacing`, only while the stored hash is still that one (a
+   * re-hash at sign-in must not undo a password change that happened meanwhile).
+   */
+  async setPasswordHash(
+    userId: string,
+    passwordHash: string,
+    now: Date,
+    replacing?: string,
+  ): Promise<boolean> {
+    const filter = replacing ? { _id: userId, passwordHash: replacing } : { _id: userId };
+    const { matchedCount } = await this.users.updateOne(filter, {
+      $set: { passwordHash, updatedAt: now },
+    });
+    return matchedCount === 1;
+  }
+
   async setPlan(userId: string, plan: PlanId, now: Date): Promise<User | null> {
     const doc = await this.users.findOneAndUpdate(
       { _id: userId },

@@ -1,11 +1,13 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
+import { whyNotGlobalUnicast } from '../net/special-purpose-addresses';
 
 /**
- * Outbound address safety for alert channels: a delivery may only reach a public unicast address,
- * never loopback, private, link-local (cloud metadata), unique-local, CGNAT, multicast, unspecified
- * or reserved ranges, nor an IPv4 address wrapped in an IPv6 form (mapped, NAT64, 6to4, Teredo).
- * The URL parser already turns decimal, hex, octal and short IPv4 spellings into dotted quads.
+ * Outbound address safety for alert channels, as an allowlist: a delivery may only reach an
+ * address that is global unicast by the IANA registries (src/net/special-purpose-addresses.ts):
+ * IPv4 outside every special-purpose block, IPv6 inside 2000::/3 and outside every special-purpose
+ * block. Every resolved address must pass, at creation, at update and before every attempt. The URL
+ * parser already turns decimal, hex, octal, short and IPv4-in-IPv6 spellings into one form.
  */
 export class UnsafeTargetError extends Error {}
 
@@ -28,8 +30,7 @@ export interface TargetPolicy {
 const systemLookup: Lookup = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
 
 export function isPublicUnicast(address: string): boolean {
-  if (!ipaddr.isValid(address)) return false;
-  return ipaddr.parse(address).range() === 'unicast';
+  return whyNotGlobalUnicast(address) === undefined;
 }
 
 export async function resolveSafeTarget(raw: string, policy: TargetPolicy): Promise<SafeTarget> {
@@ -55,9 +56,11 @@ export async function resolveSafeTarget(raw: string, policy: TargetPolicy): Prom
       });
   if (!addresses.length) throw new UnsafeTargetError(`host ${host} does not resolve`);
   // Every answer must be safe: a name with one public and one private record is refused.
-  const unsafe = addresses.find((a) => !isPublicUnicast(a.address));
-  if (unsafe && !policy.allowPrivate) {
-    throw new UnsafeTargetError(`resolves to ${unsafe.address}, which is not a public address`);
+  for (const { address } of policy.allowPrivate ? [] : addresses) {
+    const why = whyNotGlobalUnicast(address);
+    if (why) {
+      throw new UnsafeTargetError(`resolves to ${address}, which is not a public address (${why})`);
+    }
   }
   const chosen = addresses[0]!;
   return { url, address: chosen.address, family: chosen.family === 6 ? 6 : 4 };

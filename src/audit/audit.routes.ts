@@ -9,6 +9,7 @@ import {
   keyAuditData,
   type AuditTrail,
 } from './audit-trail';
+import { parseQuery } from '../http/validate';
 
 export const pageSchema = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
@@ -50,7 +51,7 @@ export function auditRoutes(trail: AuditTrail, evidence: EvidenceService): Route
 
   /** The account's audit trail, newest first; `before` is the `seq` to continue below. */
   router.get('/trail', async (req, res) => {
-    const { limit, before } = pageSchema.parse(req.query);
+    const { limit, before } = parseQuery(pageSchema, req.query);
     const { records, nextBefore } = await trail.page(sessionOf(res).userId, limit, before);
     res.json({
       entries: records.map(describeEntry),

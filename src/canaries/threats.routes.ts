@@ -12,6 +12,7 @@ import {
   type ThreatHit,
   type ThreatsRepository,
 } from './threats.repository';
+import { parseQuery } from '../http/validate';
 
 /** A cursor names the last item of a page: its time and id, opaque to clients. */
 const cursor = z.string().transform((value, ctx) => {
@@ -37,7 +38,7 @@ export const pageSchema = z
   .strict();
 
 function pageOf(query: unknown): Page {
-  const q = pageSchema.parse(query);
+  const q = parseQuery(pageSchema, query);
   return {
     limit: q.limit,
     canaryId: q.canary_id,

@@ -1,4 +1,5 @@
 import { Router, type RequestHandler } from 'express';
+import { authorization } from '../http/authorization';
 import type { RefusedCredential } from '../http/api-key-auth';
 import { urlToken } from './decoys';
 import type { Tripwires } from './tripwires';
@@ -24,12 +25,14 @@ export function urlTripwireRoutes(tripwires: Tripwires): Router {
  */
 export function foreignCredentialTripwire(refused: RefusedCredential): RequestHandler {
   return async (req, _res, next) => {
-    const header = req.get('authorization') ?? '';
-    if (header.startsWith('Basic ')) {
-      const [user, ...password] = Buffer.from(header.slice(6), 'base64').toString().split(':');
+    const header = authorization(req.get('authorization'));
+    if (header?.scheme === 'basic') {
+      const decoded = Buffer.from(header.credentials, 'base64').toString();
+      const [user, ...password] = decoded.split(':');
       await refused(req, 'basic_auth', [user, password.join(':')]);
-    } else if (header.startsWith('AWS4-HMAC-SHA256 ')) {
-      await refused(req, 'aws_signature', [/Credential=([A-Z0-9]{16,128})\//.exec(header)?.[1]]);
+    } else if (header?.scheme === 'aws4-hmac-sha256') {
+      const id = /Credential=([A-Z0-9]{16,128})\//.exec(header.credentials)?.[1];
+      await refused(req, 'aws_signature', [id]);
     }
     next();
   };

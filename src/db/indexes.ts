@@ -1,4 +1,6 @@
-import { sessionsIndexes } from '../accounts/sessions.repository';
+import { invitesIndexes } from '../accounts/invites.repository';
+import { loginFailuresIndexes } from '../accounts/login-failures.repository';
+import { retiredRefreshesIndexes, sessionsIndexes } from '../accounts/sessions.repository';
 import { usersIndexes } from '../accounts/users.repository';
 import { apiKeysIndexes, keySlotsIndexes } from '../keys/api-keys.repository';
 import { evidenceIndexes } from '../evidence/evidence.repository';
@@ -19,6 +21,9 @@ import type { CollectionIndexes } from './mongo';
 export const ALL_INDEXES: readonly CollectionIndexes[] = [
   usersIndexes,
   sessionsIndexes,
+  retiredRefreshesIndexes,
+  loginFailuresIndexes,
+  invitesIndexes,
   apiKeysIndexes,
   keySlotsIndexes,
   evidenceIndexes,

@@ -8,6 +8,7 @@ import { exportedRecord, exportedRecordView, sendExport } from './evidence-expor
 import { exportQuery } from './evidence.routes';
 import type { EvidenceRepository } from './evidence.repository';
 import type { EvidenceService } from './evidence.service';
+import { parseQuery } from '../http/validate';
 
 export const evidencePageView = z.object({
   records: z.array(exportedRecordView),
@@ -35,7 +36,7 @@ export function consoleEvidenceRoutes({
 
   /** Newest first; `before` is the `seq` to continue below. */
   router.get('/records', async (req, res) => {
-    const { limit, before } = pageSchema.parse(req.query);
+    const { limit, before } = parseQuery(pageSchema, req.query);
     const { records, nextBefore } = await evidence.pageNewestFirst(sessionOf(res).userId, {
       limit,
       beforeSeq: before,
@@ -47,7 +48,7 @@ export function consoleEvidenceRoutes({
   });
 
   router.get('/export', async (req, res) => {
-    const { format } = exportQuery.parse(req.query);
+    const { format } = parseQuery(exportQuery, req.query);
     await sendExport(req, res, { evidence, users, now: clock }, sessionOf(res).userId, format);
   });
 

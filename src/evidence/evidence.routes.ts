@@ -8,6 +8,7 @@ import { sendExport } from './evidence-export';
 import { refuseEvidenceDeletionByApiKey } from './evidence-protection';
 import type { EvidenceRepository } from './evidence.repository';
 import type { EvidenceService } from './evidence.service';
+import { parseQuery } from '../http/validate';
 
 export const exportQuery = z.object({ format: z.enum(['json', 'pdf']).optional() });
 
@@ -33,7 +34,7 @@ export function evidenceRoutes({ evidence, service, users, clock }: EvidenceRout
   });
 
   router.get('/export/:user_id', ownAccountOnly, async (req, res) => {
-    const { format } = exportQuery.parse(req.query);
+    const { format } = parseQuery(exportQuery, req.query);
     await sendExport(req, res, { evidence, users, now: clock }, callerAccountId(res), format);
   });
 

@@ -8,7 +8,7 @@ import { HIT_VIAS, type ThreatsRepository } from '../canaries/threats.repository
 import type { Clock } from '../clock';
 import { evidenceRefView } from '../evidence/evidence.service';
 import { callerAccountId, ownedByCaller } from '../http/caller';
-import { validateBody } from '../http/validate';
+import { parseQuery, validateBody } from '../http/validate';
 import { TRAP_KINDS, type Trap, type TrapKind, type TrapsRepository } from './traps.repository';
 
 /** What each trap is made of: an endpoint is one URL tripwire; a credential set, three decoys. */
@@ -133,7 +133,7 @@ export function honeypotRoutes(deps: HoneypotDeps): Router {
   });
 
   router.delete('/traps/:trap_id', async (req, res) => {
-    const { force } = deleteQuery.parse(req.query);
+    const { force } = parseQuery(deleteQuery, req.query);
     const trap = await owned(res, req.params.trap_id);
     const { removedEvidence } = await removal.remove(res, {
       accountId: trap.accountId,

@@ -17,10 +17,22 @@ export class AppError extends Error {
   }
 }
 
-/** `"field.path: message"` for each issue, as clients read 422s field by field. */
-export function describeZodError(err: ZodError): string {
+/** `body.scopes[3]`, `query.limit`: where in the request the value was. */
+export function describePath(where: string, path: readonly PropertyKey[]): string {
+  return path.reduce<string>(
+    (out, key) => (typeof key === 'number' ? `${out}[${key}]` : `${out}.${String(key)}`),
+    where,
+  );
+}
+
+/**
+ * `"<where>.field.path: message"` for each issue, as clients read 422s field by field. A ZodError
+ * that reaches the error handler unlabelled came from a body (query strings go through
+ * `parseQuery`, which names them).
+ */
+export function describeZodError(err: ZodError, where = 'body'): string {
   return err.issues
-    .map((issue) => `${issue.path.length ? issue.path.join('.') : 'body'}: ${issue.message}`)
+    .map((issue) => `${describePath(where, issue.path)}: ${issue.message}`)
     .join('; ');
 }
 
@@ -44,8 +56,12 @@ function isBodyParserError(err: unknown): err is BodyParserError {
 function toAppError(err: unknown): AppError | undefined {
   if (err instanceof AppError) return err;
   if (err instanceof ZodError) return new AppError(422, describeZodError(err));
+  // The router could not decode a `%` sequence in a path parameter (`/r/%ZZ`): the client's fault.
+  if (err instanceof URIError) return new AppError(400, 'path: malformed percent-encoding');
   if (!isBodyParserError(err)) return undefined;
   switch (err.type) {
+    case 'entity.verify.failed':
+      return new AppError(415, `body: ${err.message}`);
     case 'entity.parse.failed':
       return new AppError(422, `body: malformed JSON (${err.message})`);
     case 'entity.too.large':

@@ -2,12 +2,14 @@ import type { RequestHandler, Response } from 'express';
 import type { AuthService, SessionPrincipal } from '../accounts/auth.service';
 import type { RefusedCredential } from './api-key-auth';
 import './caller';
+import { authorization } from './authorization';
 import { AppError } from './errors';
 
-/** The bearer token from `Authorization: Bearer <token>`, if the header has that form. */
+/** The bearer token from `Authorization: Bearer <token>` (any letter case of the scheme). */
 export function bearerToken(header: string | undefined): string | undefined {
-  const match = /^Bearer ([A-Za-z0-9_-]{16,128})$/.exec(header ?? '');
-  return match?.[1];
+  const parsed = authorization(header);
+  if (parsed?.scheme !== 'bearer') return undefined;
+  return /^[A-Za-z0-9_-]{16,128}$/.test(parsed.credentials) ? parsed.credentials : undefined;
 }
 
 /** Console routes: a session token is required and an API key is never accepted in its place. */

@@ -58,6 +58,8 @@ function responses(op: Operation, scope: string | undefined) {
   };
   if (op.body || op.query) out[422] = error('A field is invalid: `detail` names it');
   if (op.body) out[413] = error('The body is larger than BODY_LIMIT');
+  if (op.body) out[415] = error('The body is not `application/json`');
+  if (op.path.includes('{')) out[400] = error('A path segment has malformed percent-encoding');
   if (op.auth !== 'none') out[401] = error('Missing or invalid credentials');
   else if (!op.beforeKeyLayer) out[401] = error('An X-API-Key was sent and is invalid or revoked');
   if (op.auth === 'apiKey' || op.auth === 'sessionOrApiKey' || op.path.includes('{')) {

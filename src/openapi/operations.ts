@@ -1,7 +1,7 @@
 import { z, type ZodType } from 'zod';
 import { credentialsSchema, loginSchema, sessionView, signupView } from '../accounts/auth.routes';
 import { updateSchema as settingsSchema, settingsView } from '../accounts/settings.routes';
-import { meView } from '../accounts/users.routes';
+import { meView, passwordChangeSchema } from '../accounts/users.routes';
 import {
   agentListView,
   agentView,
@@ -138,6 +138,9 @@ export const OPERATIONS: Operation[] = [
     auth: 'none',
     beforeKeyLayer: true,
     success: { status: 200, description: 'Prometheus text format', contentType: 'text/plain' },
+    errors: {
+      401: 'METRICS_TOKEN is set and `Authorization: Bearer <METRICS_TOKEN>` was not sent',
+    },
   },
   {
     method: 'get',
@@ -147,6 +150,7 @@ export const OPERATIONS: Operation[] = [
     beforeKeyLayer: true,
     success: ok('The OpenAPI 3.1 document'),
     response: openApiDocumentView,
+    errors: { 401: 'DOCS_TOKEN is set and `Authorization: Bearer <DOCS_TOKEN>` was not sent' },
   },
   {
     method: 'get',
@@ -155,6 +159,7 @@ export const OPERATIONS: Operation[] = [
     auth: 'none',
     beforeKeyLayer: true,
     success: { status: 200, description: 'HTML', contentType: 'text/html' },
+    errors: { 401: 'DOCS_TOKEN is set and `Authorization: Bearer <DOCS_TOKEN>` was not sent' },
   },
   {
     method: 'get',
@@ -173,7 +178,11 @@ export const OPERATIONS: Operation[] = [
     body: credentialsSchema,
     success: ok('`{user_id}`', 201),
     response: signupView,
-    errors: { 409: 'Email already registered' },
+    errors: {
+      403: 'Sign-up is closed (`signup_closed`), or SIGNUP_MODE=invite and `invite_code` is missing, used, expired or for another email (`invite_required`)',
+      409: 'Email already registered',
+      503: 'Too many passwords are being hashed right now (`login_busy`, `Retry-After`)',
+    },
   },
   {
     method: 'post',
@@ -183,7 +192,11 @@ export const OPERATIONS: Operation[] = [
     body: loginSchema,
     success: ok('`{token, user_id, expires_at}`'),
     response: sessionView,
-    errors: { 401: 'Invalid email or password' },
+    errors: {
+      401: 'Invalid email or password',
+      429: 'Too many failed sign-ins for this email or from this address (`login_throttled`, `Retry-After`)',
+      503: 'Too many passwords are being hashed right now (`login_busy`, `Retry-After`)',
+    },
   },
   {
     method: 'post',
@@ -192,6 +205,9 @@ export const OPERATIONS: Operation[] = [
     auth: 'refreshCookie',
     success: ok('`{token, user_id, expires_at}`'),
     response: sessionView,
+    errors: {
+      401: 'Missing, expired or unknown cookie; a cookie already rotated away ends its whole session (`refresh_reused`)',
+    },
   },
   {
     method: 'post',
@@ -207,6 +223,19 @@ export const OPERATIONS: Operation[] = [
     auth: 'session',
     success: ok('`{user_id, email, plan, created_at}`'),
     response: meView,
+  },
+  {
+    method: 'post',
+    path: '/api/users/me/password',
+    summary: "Change the signed-in account's password; its other sessions end",
+    auth: 'session',
+    body: passwordChangeSchema,
+    success: noContent,
+    errors: {
+      403: '`current_password` does not match',
+      429: 'Too many wrong current passwords (`login_throttled`, `Retry-After`)',
+      503: 'Too many passwords are being hashed right now (`login_busy`, `Retry-After`)',
+    },
   },
   {
     method: 'get',

@@ -8,7 +8,7 @@ import type { Tripwires } from '../canaries/tripwires';
 import type { Clock } from '../clock';
 import { evidenceRefView } from '../evidence/evidence.service';
 import { callerAccountId, ownedByCaller } from '../http/caller';
-import { validateBody } from '../http/validate';
+import { parseQuery, validateBody } from '../http/validate';
 import type { DocumentsRepository, RagDocument } from './documents.repository';
 
 const MAX_TEXT = 1_000_000;
@@ -162,7 +162,7 @@ export function ragRoutes(deps: RagDeps): Router {
   });
 
   router.delete('/documents/:document_id', async (req, res) => {
-    const { force } = deleteQuery.parse(req.query);
+    const { force } = parseQuery(deleteQuery, req.query);
     const document = await owned(res, req.params.document_id);
     const { removedEvidence } = await removal.remove(res, {
       accountId: document.accountId,

@@ -2,7 +2,7 @@ import { Router, type Request, type RequestHandler, type Response } from 'expres
 import { z } from 'zod';
 import { requireApiKey } from '../http/api-key-auth';
 import { callerAccountId, ownAccountOnly } from '../http/caller';
-import { validateBody } from '../http/validate';
+import { parseQuery, validateBody } from '../http/validate';
 import { inspectionResultView, type ShieldInspector } from './shield.service';
 
 export const inspectSchema = z.object({
@@ -54,7 +54,7 @@ export function shieldRoutes(meterInspection: RequestHandler, inspector: ShieldI
     inspectHandler(inspector, (_req, res) => callerAccountId(res)),
   );
   router.get('/inspections', async (req, res) => {
-    const { limit, before } = historyQuery.parse(req.query);
+    const { limit, before } = parseQuery(historyQuery, req.query);
     res.json(await inspector.history(callerAccountId(res), limit, before));
   });
   return router;

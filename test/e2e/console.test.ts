@@ -100,6 +100,27 @@ describe('the web console', () => {
     await shot('account');
   });
 
+  it('changes the password: a wrong current one is refused, the right one signs other sessions out', async () => {
+    const other = await request(t.app)
+      .post('/api/auth/login')
+      .send({ email, password: 'correct horse battery staple' });
+    const form = page.getByTestId('password-change');
+    await form.getByLabel('Current password').fill('not the password');
+    await form.getByLabel('New password').fill('a brand new passphrase');
+    await form.getByRole('button', { name: 'Change password' }).click();
+    await expect(form.getByRole('alert').textContent()).resolves.toMatch(/current_password/);
+    await form.getByLabel('Current password').fill('correct horse battery staple');
+    await form.getByLabel('New password').fill('a brand new passphrase');
+    await form.getByRole('button', { name: 'Change password' }).click();
+    await form.getByRole('status').waitFor();
+    // This console stays signed in; the other session does not.
+    await heading('Account').waitFor();
+    const otherMe = await request(t.app)
+      .get('/api/users/me')
+      .set('Authorization', `Bearer ${other.body.token}`);
+    expect(otherMe.status).toBe(401);
+  });
+
   it('generates a key shown once, lists it, and revokes it after a confirmation', async () => {
     await open('API keys');
     await page.getByLabel('Key name (optional)').fill('e2e key');
@@ -169,7 +190,7 @@ describe('the web console', () => {
   it("sets the Telegram chat for the built-in chat channel, and shows the service's refusal of a bad one", async () => {
     await page.getByLabel('Telegram chat id').fill('not a chat');
     await page.getByRole('button', { name: 'Save', exact: true }).click();
-    await page.getByText('telegram_chat_id: a numeric chat id or an @channel name').waitFor();
+    await page.getByText('body.telegram_chat_id: a numeric chat id or an @channel name').waitFor();
     await page.getByLabel('Telegram chat id').fill('@tripwire_alerts');
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await page.getByText('Saved.').waitFor();

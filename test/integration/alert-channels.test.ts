@@ -55,7 +55,7 @@ describe('alert channels', () => {
     ],
     [
       { kind: 'webhook', name: 'w', url: PUBLIC_URL, secret: 'short' },
-      /^secret: at least 16 characters/,
+      /^body\.secret: at least 16 characters/,
     ],
     [{ kind: 'webhook', name: 'w', url: PUBLIC_URL }, /^secret: Required/],
     [
@@ -70,8 +70,8 @@ describe('alert channels', () => {
       { kind: 'slack', name: 's', url: PUBLIC_URL, secret: SECRET },
       /^secret: only generic webhooks/,
     ],
-    [{ kind: 'email', name: 'e', url: PUBLIC_URL }, /^kind: /],
-    [{ kind: 'discord', name: '', url: PUBLIC_URL }, /^name: /],
+    [{ kind: 'email', name: 'e', url: PUBLIC_URL }, /^body\.kind: /],
+    [{ kind: 'discord', name: '', url: PUBLIC_URL }, /^body\.name: /],
   ])(
     'when created with %j, then 422 names the problem and nothing is stored',
     async (body, detail) => {

@@ -67,13 +67,13 @@ describe('generate-key', () => {
       .set(bearer(who))
       .send({ scopes: [...twenty, 'one:more'] });
     expect(tooMany.status).toBe(422);
-    expect(tooMany.body).toEqual({ detail: 'scopes: at most 20 entries' });
+    expect(tooMany.body).toEqual({ detail: 'body.scopes: at most 20 entries' });
     const notStrings = await request(t.app)
       .post('/api/auth/generate-key')
       .set(bearer(who))
       .send({ scopes: [1, 2] });
     expect(notStrings.status).toBe(422);
-    expect(notStrings.body.detail).toMatch(/^scopes\.0: /);
+    expect(notStrings.body.detail).toMatch(/^body\.scopes\[0\]: /);
     expect((await listKeys(who)).body.keys).toHaveLength(4);
   });
 });
@@ -203,9 +203,9 @@ describe('revocation', () => {
       .set(bearer(who))
       .send({ key: 'nope' });
     expect(bad.status).toBe(422);
-    expect(bad.body.detail).toMatch(/^key: /);
+    expect(bad.body.detail).toMatch(/^body\.key: /);
     const missing = await request(t.app).post('/api/auth/revoke-key').set(bearer(who)).send({});
-    expect(missing.body).toEqual({ detail: 'key: Required' });
+    expect(missing.body).toEqual({ detail: 'body.key: Required' });
   });
 
   it("when another account's key is revoked, then 403 and the key keeps working", async () => {
@@ -280,6 +280,6 @@ describe('account ownership', () => {
       .set('X-API-Key', key)
       .send({ user_id: who.userId });
     expect(bad.status).toBe(422);
-    expect(bad.body).toEqual({ detail: 'user_message: Required' });
+    expect(bad.body).toEqual({ detail: 'body.user_message: Required' });
   });
 });

@@ -90,8 +90,8 @@ describe('audit trail of key use', () => {
 
   it('when the page parameters are bad, then 422 names them', async () => {
     const who = await signUpAndLogIn(t.app);
-    expect((await trail(who, '?limit=0')).body.detail).toMatch(/^limit: /);
-    expect((await trail(who, '?before=xyz')).body.detail).toMatch(/^before: /);
+    expect((await trail(who, '?limit=0')).body.detail).toMatch(/^query\.limit: /);
+    expect((await trail(who, '?before=xyz')).body.detail).toMatch(/^query\.before: /);
   });
 
   it('when called without a session, then 401', async () => {

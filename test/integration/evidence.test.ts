@@ -390,7 +390,7 @@ describe('GET /audit/export/<user_id>', () => {
       .get(`/audit/export/${who.userId}?format=xml`)
       .set('X-API-Key', who.key);
     expect(bad.status).toBe(422);
-    expect(bad.body.detail).toMatch(/^format: /);
+    expect(bad.body.detail).toMatch(/^query\.format: /);
   });
 });
 

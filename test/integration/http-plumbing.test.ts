@@ -74,7 +74,7 @@ describe('request plumbing', () => {
   it('when a required field is missing, then 422 names the field', async () => {
     const res = await request(t.app).post('/api/auth/login').send({ email: 'a@example.com' });
     expect(res.status).toBe(422);
-    expect(res.body).toEqual({ detail: 'password: Required' });
+    expect(res.body).toEqual({ detail: 'body.password: Required' });
   });
 
   it('when the body is over the size limit, then 413 JSON names the limit', async () => {

@@ -1,19 +1,56 @@
 import { z } from 'zod';
-import { describeZodError } from '../../src/http/errors';
+import { AppError, describeZodError } from '../../src/http/errors';
+import { parseQuery } from '../../src/http/validate';
 
 describe('describeZodError', () => {
-  const schema = z.object({ user_message: z.string(), nested: z.object({ n: z.number().int() }) });
+  const schema = z.object({
+    user_message: z.string(),
+    nested: z.object({ n: z.number().int() }),
+    scopes: z.array(z.string().max(3)).optional(),
+  });
 
-  it('when fields are missing or wrong, then each is named with its path', () => {
-    const result = schema.safeParse({ nested: { n: 1.5 } });
+  it('when fields are missing or wrong, then each is named with where it is in the body', () => {
+    const result = schema.safeParse({ nested: { n: 1.5 }, scopes: ['a', 'b', 'c', 'toolong'] });
     expect(result.success).toBe(false);
     expect(describeZodError(result.error!)).toBe(
-      'user_message: Required; nested.n: Invalid input: expected int, received number',
+      'body.user_message: Required; body.nested.n: Invalid input: expected int, received number; ' +
+        'body.scopes[3]: Too big: expected string to have <=3 characters',
     );
   });
 
   it('when the body itself is wrong, then the message says body', () => {
     const result = schema.safeParse('text');
     expect(describeZodError(result.error!)).toMatch(/^body: /);
+  });
+});
+
+describe('parseQuery', () => {
+  const query = z.object({ limit: z.coerce.number().int().min(1).max(200).default(50) });
+
+  const refusal = (value: unknown) => {
+    try {
+      parseQuery(query, value);
+    } catch (err) {
+      return err;
+    }
+    throw new Error('expected a refusal');
+  };
+
+  it('when a query value is wrong, then 422 names query.<name>', () => {
+    expect(refusal({ limit: '0' })).toMatchObject({
+      status: 422,
+      detail: 'query.limit: Too small: expected number to be >=1',
+    });
+  });
+
+  it('when a query parameter is given twice, then 422 says so rather than "received NaN"', () => {
+    const err = refusal({ limit: ['1', '2'] });
+    expect(err).toBeInstanceOf(AppError);
+    expect(err).toMatchObject({ status: 422, detail: 'query.limit: given more than once' });
+  });
+
+  it('when the query is right, then its parsed values come back', () => {
+    expect(parseQuery(query, { limit: '7' })).toEqual({ limit: 7 });
+    expect(parseQuery(query, {})).toEqual({ limit: 50 });
   });
 });

@@ -1,30 +1,79 @@
-import { decoyPasswordHash, hashPassword, verifyPassword } from '../../src/accounts/passwords';
+import { scryptSync } from 'node:crypto';
+import { CURRENT_PARAMETERS, PasswordHasher } from '../../src/accounts/passwords';
+import { AppError } from '../../src/http/errors';
+
+const hasher = new PasswordHasher({ concurrency: 2 });
+
+/** A hash as the service wrote it before the parameters were raised (N = 2^15). */
+function legacyHash(password: string): string {
+  const salt = Buffer.from('0123456789abcdef');
+  const key = scryptSync(password, salt, 32, { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 });
+  return ['scrypt', 15, 8, 1, salt.toString('base64'), key.toString('base64')].join('$');
+}
 
 describe('password hashing', () => {
+  it("when a password is hashed, then it uses OWASP's scrypt parameters (N=2^17, r=8, p=1)", async () => {
+    expect(CURRENT_PARAMETERS).toEqual({ costLog2: 17, blockSize: 8, parallelism: 1 });
+    expect(await hasher.hash('correct horse battery staple')).toMatch(/^scrypt\$17\$8\$1\$/);
+  });
+
   it('when the same password is given, then it verifies; any other does not', async () => {
-    const stored = await hashPassword('correct horse battery staple');
-    expect(await verifyPassword('correct horse battery staple', stored)).toBe(true);
-    expect(await verifyPassword('correct horse battery stapl', stored)).toBe(false);
+    const stored = await hasher.hash('correct horse battery staple');
+    expect(await hasher.verify('correct horse battery staple', stored)).toEqual({
+      valid: true,
+      outdated: false,
+    });
+    expect((await hasher.verify('correct horse battery stapl', stored)).valid).toBe(false);
+  });
+
+  it('when a hash has older, weaker parameters, then it still verifies and is marked outdated', async () => {
+    const stored = legacyHash('an older password');
+    expect(await hasher.verify('an older password', stored)).toEqual({
+      valid: true,
+      outdated: true,
+    });
+    expect((await hasher.verify('another password', stored)).valid).toBe(false);
   });
 
   it('when a password is hashed twice, then the salts differ', async () => {
-    const [a, b] = await Promise.all([
-      hashPassword('same password'),
-      hashPassword('same password'),
-    ]);
+    const [a, b] = await Promise.all([hasher.hash('same password'), hasher.hash('same password')]);
     expect(a).not.toBe(b);
   });
 
-  it('when the stored value is malformed or another scheme, then nothing verifies', async () => {
-    for (const stored of ['', 'plain', 'bcrypt$x$y', 'scrypt$15$8$1$']) {
-      expect(await verifyPassword('anything', stored)).toBe(false);
+  it('when the stored value is malformed, another scheme or asks for absurd parameters, then nothing verifies', async () => {
+    const absurd = legacyHash('x').replace(/^scrypt\$15\$/, 'scrypt$30$');
+    for (const stored of [
+      '',
+      'plain',
+      'bcrypt$x$y',
+      'scrypt$15$8$1$',
+      absurd,
+      `${legacyHash('x')}$extra`,
+    ]) {
+      expect((await hasher.verify('anything', stored)).valid).toBe(false);
     }
   });
 
-  it('when no account exists, then the decoy hash is a real scrypt hash that matches nothing', async () => {
-    const decoy = await decoyPasswordHash();
-    expect(decoy).toMatch(/^scrypt\$15\$8\$1\$/);
-    expect(await verifyPassword('', decoy)).toBe(false);
-    expect(await decoyPasswordHash()).toBe(decoy);
+  it('when no account exists, then the decoy hash is a current scrypt hash that matches nothing', async () => {
+    const decoy = await hasher.decoyHash();
+    expect(decoy).toMatch(/^scrypt\$17\$8\$1\$/);
+    expect((await hasher.verify('', decoy)).valid).toBe(false);
+    expect(await hasher.decoyHash()).toBe(decoy);
+  });
+
+  it('when more hashes wait than the limit allows, then the excess is refused at once with 503 login_busy', async () => {
+    const small = new PasswordHasher({ concurrency: 1, waitingPerSlot: 2 });
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 6 }, () => small.hash('flooding password')),
+    );
+    const refused = outcomes.filter((o) => o.status === 'rejected');
+    // One runs, two wait, the other three are refused without being computed.
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(3);
+    expect(refused).toHaveLength(3);
+    for (const r of refused) {
+      expect(r.reason).toBeInstanceOf(AppError);
+      expect(r.reason).toMatchObject({ status: 503, detail: { error: 'login_busy' } });
+      expect((r.reason as AppError).headers['Retry-After']).toBe('1');
+    }
   });
 });

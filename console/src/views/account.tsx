@@ -1,6 +1,7 @@
+import { useState } from 'preact/hooks';
 import { api } from '../api';
 import type { Account, Usage } from '../types';
-import { CopyButton, ErrorNote, Table, useLoad } from '../ui';
+import { CopyButton, ErrorNote, Field, formValues, Table, useAction, useLoad } from '../ui';
 
 const METRIC_NAMES: Record<string, string> = {
   shield_inspections: 'Shield inspections',
@@ -60,6 +61,52 @@ export function AccountView({ account }: { account: Account }) {
           </tbody>
         </Table>
       )}
+      <PasswordChange />
     </section>
+  );
+}
+
+/** The current password again, then the new one; the account's other sessions are signed out. */
+function PasswordChange() {
+  const { pending, error, run } = useAction();
+  const [done, setDone] = useState(false);
+  const submit = (event: Event) => {
+    event.preventDefault();
+    const form = event.currentTarget as HTMLFormElement;
+    const { current_password = '', new_password = '' } = formValues(form);
+    setDone(false);
+    void run(async () => {
+      await api('POST', '/api/users/me/password', { current_password, new_password });
+      form.reset();
+      setDone(true);
+    });
+  };
+  return (
+    <>
+      <h2>Password</h2>
+      <form onSubmit={submit} data-testid="password-change">
+        <Field label="Current password">
+          <input name="current_password" type="password" autocomplete="current-password" required />
+        </Field>
+        <Field label="New password" hint="At least 12 characters.">
+          <input
+            name="new_password"
+            type="password"
+            autocomplete="new-password"
+            minLength={12}
+            required
+          />
+        </Field>
+        <ErrorNote error={error} />
+        {done && (
+          <p class="note ok" role="status">
+            Password changed. Your other sessions have been signed out.
+          </p>
+        )}
+        <button type="submit" disabled={pending}>
+          Change password
+        </button>
+      </form>
+    </>
   );
 }
