@@ -42,6 +42,7 @@ import { healthRoutes } from './health/health.routes';
 import { errorHandler, notFoundHandler } from './http/errors';
 import { requestLogging } from './http/request-logging';
 import { requestMetrics } from './http/request-metrics';
+import { requestTracing } from './http/request-tracing';
 import { metricsHandler } from './metrics';
 import { openApiDocument } from './openapi/document';
 import { referencePage } from './openapi/reference-page';
@@ -141,6 +142,7 @@ export function createApp({
   app.disable('x-powered-by');
   app.set('trust proxy', config.TRUST_PROXY);
   app.use(requestLogging(logger));
+  app.use(requestTracing);
   app.use(requestMetrics);
   app.use(express.json({ limit: config.BODY_LIMIT }));
   app.use(cookieParser());

@@ -57,6 +57,43 @@ describe('GET /metrics', () => {
     expect(await series('evidence_records_written_total', sealed)).toBe(sealedBefore + 10);
   });
 
+  it('when a route answers an error, then its latency carries the same route template as its successes', async () => {
+    const who = await signUpAndLogIn(t.app);
+    const { key } = await createKey(t.app, who.token, { scopes: ['shield:write'] });
+    const route = (status: number) =>
+      series(
+        'http_request_duration_seconds_count',
+        `method="POST",route="/shield/inspect",status="${status}"`,
+      );
+    const before = {
+      ok: await route(200),
+      invalid: await route(422),
+      burst: await route(429),
+      plan: await route(402),
+    };
+    await request(t.app)
+      .post('/shield/inspect')
+      .set('X-API-Key', key)
+      .send({ user_id: who.userId, user_message: 'hello' })
+      .expect(200);
+    await request(t.app).post('/shield/inspect').set('X-API-Key', key).send({}).expect(422);
+    // The free plan allows 10 a month: the 11th is refused by the burst meter (429), or by the
+    // monthly one (402) when the minute turned meanwhile.
+    let status = 200;
+    for (let i = 0; i < 11 && status === 200; i++) {
+      status = (
+        await request(t.app)
+          .post('/shield/inspect')
+          .set('X-API-Key', key)
+          .send({ user_id: who.userId, user_message: 'hello' })
+      ).status;
+    }
+    expect([429, 402]).toContain(status);
+    expect(await route(200)).toBeGreaterThan(before.ok);
+    expect(await route(422)).toBe(before.invalid + 1);
+    expect((await route(429)) + (await route(402))).toBe(before.burst + before.plan + 1);
+  });
+
   it('when an alert is delivered, then its attempt and outcome are counted', async () => {
     const who = await signUpAndLogIn(t.app);
     const auth = { Authorization: `Bearer ${who.token}` };
