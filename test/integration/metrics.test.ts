@@ -130,4 +130,34 @@ describe('the worker metrics endpoint', () => {
       server.close();
     }
   });
+
+  it('when the worker is not running, then /healthz answers 503; running, 200', async () => {
+    let running = false;
+    const server = await serveMetrics('127.0.0.1', 0, { healthy: () => running });
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      expect((await fetch(`${base}/healthz`)).status).toBe(503);
+      running = true;
+      expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    } finally {
+      server.close();
+    }
+  });
+
+  it("when the SDK's exporter does not answer, then /metrics still serves the worker's own", async () => {
+    const closed = await serveMetrics('127.0.0.1', 0);
+    const { port } = closed.address() as AddressInfo;
+    closed.close();
+    const server = await serveMetrics('127.0.0.1', 0, {
+      healthy: () => true,
+      sdkMetrics: `127.0.0.1:${port}`,
+    });
+    try {
+      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`);
+      expect(res.status).toBe(200);
+      expect(await res.text()).toContain('alert_delivery_attempts_total');
+    } finally {
+      server.close();
+    }
+  });
 });
