@@ -1,5 +1,7 @@
 # Production image for both processes: the API (default command) and the worker
 # (`node dist/src/worker.js`). Build: docker build -t tripwire-service .
+# Health checks are per service in docker-compose.yml: the API answers /readyz on PORT, the worker
+# /healthz on WORKER_METRICS_PORT, so one image-wide check would fail for one of them.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 # npm ci's postinstall builds the console, so its sources come first.
@@ -20,6 +22,6 @@ COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules node_modules
 COPY --from=build /app/dist dist
 USER node
-EXPOSE 8080
-HEALTHCHECK --interval=10s --timeout=3s CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+# API, decoy mail listener, worker metrics and health.
+EXPOSE 8080 2525 9464
 CMD ["node", "--max-old-space-size=128", "dist/src/main.js"]

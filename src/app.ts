@@ -49,6 +49,7 @@ import { operatorToken } from './http/operator-token';
 import { REFERENCE_PAGE_POLICY, securityHeaders } from './http/security-headers';
 import { requestLogging } from './http/request-logging';
 import { requestMetrics } from './http/request-metrics';
+import { requestTracing } from './http/request-tracing';
 import { metricsHandler } from './metrics';
 import { openApiDocument } from './openapi/document';
 import { referencePage } from './openapi/reference-page';
@@ -153,6 +154,7 @@ export function createApp({
   app.set('trust proxy', config.TRUST_PROXY);
   app.use(requestLogging(logger));
   app.use(securityHeaders());
+  app.use(requestTracing);
   app.use(requestMetrics);
   app.use(jsonBodiesOnly);
   app.use(express.json({ limit: config.BODY_LIMIT }));

@@ -85,9 +85,17 @@ const configSchema = z.object({
   STORM_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
   /** A threat alert goes out once no further hit came for this long (at most 30 s after the first). */
   ALERT_GATHER_MS: z.coerce.number().int().min(0).max(30_000).default(2_000),
-  /** IP reputation for `attacker.abuseScore` (AbuseIPDB); null scores when unset. */
-  /** The worker's Prometheus endpoint (`http://<host>:<port>/metrics`); 0 turns it off. */
+  /** The worker's `/metrics` (with the Temporal SDK's) and `/healthz` port; 0 turns both off. */
   WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
+  /** Worker tuning (see the README's worker-scaling figures): activities run at once per worker. */
+  WORKER_ACTIVITY_SLOTS: z.coerce.number().int().min(1).max(1000).default(100),
+  /** Workflow tasks processed at once per worker. */
+  WORKER_WORKFLOW_TASK_SLOTS: z.coerce.number().int().min(2).max(1000).default(40),
+  /** Long polls per worker for each of workflow and activity tasks (at most the slots). */
+  WORKER_POLLERS: z.coerce.number().int().min(2).max(100).default(10),
+  /** OTLP/HTTP base URL (`http://collector:4318`): traces go to `<url>/v1/traces`; off when unset. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: optional(z.url({ protocol: /^https?$/ })),
+  /** IP reputation for `attacker.abuseScore` (AbuseIPDB); null scores when unset. */
   ABUSEIPDB_API_KEY: optional(z.string().min(1)),
   ABUSEIPDB_BASE_URL: z.url({ protocol: /^https?$/ }).default('https://api.abuseipdb.com'),
 });

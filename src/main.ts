@@ -8,11 +8,15 @@ import { connectMongo, ensureIndexes } from './db/mongo';
 import { answerClientErrors } from './http/client-errors';
 import { createLogger } from './logger';
 import { createTemporal } from './temporal/client';
+import { startTracing } from './tracing';
 
 /** API composition root: config → logger → MongoDB → Temporal client → app → listen. */
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger(config, 'api');
+  const tracing = startTracing('tripwire-api', {
+    otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
+  });
   const mongo = await connectMongo(config.MONGODB_URI, config.MONGODB_DB);
   await ensureIndexes(mongo.db, ALL_INDEXES);
   const temporal = createTemporal(config);
@@ -43,7 +47,9 @@ async function main(): Promise<void> {
         .catch((err: unknown) =>
           logger.error({ err }, 'could not write the remaining audit trail and hits'),
         )
-        .then(() => Promise.allSettled([mongo.client.close(), temporal.close()]))
+        .then(() =>
+          Promise.allSettled([mongo.client.close(), temporal.close(), tracing?.shutdown()]),
+        )
         .then(() => process.exit(0));
     });
     server.closeIdleConnections();

@@ -51,12 +51,37 @@ export const metricsHandler: RequestHandler = async (_req, res) => {
   res.type(registry.contentType).send(await registry.metrics());
 };
 
-/** For processes without Express (the worker): a server that answers `/metrics` and 404s. */
-export async function serveMetrics(host: string, port: number): Promise<Server> {
+export interface WorkerEndpointOptions {
+  /** `GET /healthz` answers 200 while this is true, else 503 (the container's health check). */
+  healthy: () => boolean;
+  /** `host:port` of the Temporal SDK's Prometheus exporter, whose lines `/metrics` appends. */
+  sdkMetrics?: string;
+}
+
+/** The SDK's metrics text; empty when its exporter does not answer, so ours are still served. */
+async function sdkMetricsText(address: string | undefined): Promise<string> {
+  if (!address) return '';
+  const res = await fetch(`http://${address}/metrics`).catch(() => undefined);
+  return res?.ok ? res.text() : '';
+}
+
+/**
+ * For processes without Express (the worker): `/metrics` (this registry, then the Temporal SDK's
+ * own metrics) and `/healthz`; anything else 404s.
+ */
+export async function serveMetrics(
+  host: string,
+  port: number,
+  { healthy, sdkMetrics }: WorkerEndpointOptions = { healthy: () => true },
+): Promise<Server> {
   const server = createServer((req, res) => {
+    if (req.url === '/healthz') {
+      const ok = healthy();
+      return void res.writeHead(ok ? 200 : 503).end(ok ? 'ok' : 'not running');
+    }
     if (req.url !== '/metrics') return void res.writeHead(404).end();
-    registry.metrics().then(
-      (text) => res.writeHead(200, { 'Content-Type': registry.contentType }).end(text),
+    Promise.all([registry.metrics(), sdkMetricsText(sdkMetrics)]).then(
+      ([own, sdk]) => res.writeHead(200, { 'Content-Type': registry.contentType }).end(own + sdk),
       () => res.writeHead(500).end(),
     );
   });

@@ -7,12 +7,18 @@ import { serveMetrics } from './metrics';
 import { connectMongo } from './db/mongo';
 import { createLogger } from './logger';
 import { installTemporalRuntime } from './temporal/runtime';
+import { startTracing, workerTracing } from './tracing';
 
 /** Worker composition root: config → logger → MongoDB → activities → worker; scale by running more. */
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger(config, 'worker');
-  installTemporalRuntime(logger);
+  const tracing = startTracing('tripwire-worker', {
+    otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
+  });
+  const sdkMetrics = await installTemporalRuntime(logger, {
+    sdkMetrics: config.WORKER_METRICS_PORT > 0,
+  });
   const mongo = await connectMongo(config.MONGODB_URI, config.MONGODB_DB);
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
 
@@ -21,6 +27,14 @@ async function main(): Promise<void> {
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     workflowsPath: require.resolve('../workflows'),
+    maxConcurrentActivityTaskExecutions: config.WORKER_ACTIVITY_SLOTS,
+    maxConcurrentWorkflowTaskExecutions: config.WORKER_WORKFLOW_TASK_SLOTS,
+    maxConcurrentWorkflowTaskPolls: Math.min(
+      config.WORKER_POLLERS,
+      config.WORKER_WORKFLOW_TASK_SLOTS,
+    ),
+    maxConcurrentActivityTaskPolls: Math.min(config.WORKER_POLLERS, config.WORKER_ACTIVITY_SLOTS),
+    ...(tracing && workerTracing(tracing)),
     activities: createActivities({
       db: mongo.db,
       allowPrivateTargets: config.ALLOW_PRIVATE_WEBHOOK_TARGETS,
@@ -34,7 +48,10 @@ async function main(): Promise<void> {
   // Metrics are for operators: a taken port is logged, and the worker delivers alerts anyway.
   const metrics =
     config.WORKER_METRICS_PORT > 0
-      ? await serveMetrics(config.HOST, config.WORKER_METRICS_PORT).catch((err: unknown) => {
+      ? await serveMetrics(config.HOST, config.WORKER_METRICS_PORT, {
+          healthy: () => worker.getState() === 'RUNNING',
+          sdkMetrics,
+        }).catch((err: unknown) => {
           logger.error({ err }, 'worker metrics endpoint not started');
           return undefined;
         })
@@ -48,6 +65,7 @@ async function main(): Promise<void> {
   metrics?.close();
   await connection.close();
   await mongo.client.close();
+  await tracing?.shutdown();
   logger.info('worker stopped');
 }
 

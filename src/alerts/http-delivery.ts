@@ -1,4 +1,5 @@
 import type { LookupAddress, LookupOptions } from 'node:dns';
+import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { Agent, request } from 'undici';
 import type { SafeTarget } from './address-safety';
 
@@ -51,11 +52,37 @@ type LookupCallback = (
   family?: number,
 ) => void;
 
+const tracer = trace.getTracer('tripwire-delivery');
+
 /**
  * POSTs to the address that was checked, whatever DNS says now: the connection's lookup is pinned,
  * while TLS still verifies the certificate against the URL's host name. Redirects are never followed.
+ * Traced as one client span (inside the activity's span); it names the host only, as webhook paths
+ * often hold the channel's secret, and sends no trace headers to the receiver.
  */
-export async function postOnce(
+export function postOnce(
+  target: SafeTarget,
+  body: string,
+  headers: Record<string, string>,
+  timeoutMs = REQUEST_TIMEOUT_MS,
+): Promise<AttemptResult> {
+  const attributes = { 'server.address': target.url.hostname, 'http.request.method': 'POST' };
+  return tracer.startActiveSpan(
+    'alert delivery attempt',
+    { kind: SpanKind.CLIENT, attributes },
+    async (span) => {
+      const result = await post(target, body, headers, timeoutMs);
+      if (result.kind === 'response') span.setAttribute('http.response.status_code', result.status);
+      const verdict = classify(result);
+      span.setAttribute('tripwire.delivery.verdict', verdict);
+      if (verdict !== 'delivered') span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+      return result;
+    },
+  );
+}
+
+async function post(
   target: SafeTarget,
   body: string,
   headers: Record<string, string>,

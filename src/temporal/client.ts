@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import type { Config } from '../config';
 
 export interface Temporal {
@@ -14,7 +15,12 @@ export function createTemporal(
   config: Pick<Config, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE' | 'TEMPORAL_TASK_QUEUE'>,
 ): Temporal {
   const connection = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
-  const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+  // Starts and signals carry the caller's trace context to the workflow (a no-op untraced).
+  const client = new Client({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] },
+  });
   return {
     client,
     taskQueue: config.TEMPORAL_TASK_QUEUE,

@@ -57,6 +57,43 @@ describe('GET /metrics', () => {
     expect(await series('evidence_records_written_total', sealed)).toBe(sealedBefore + 10);
   });
 
+  it('when a route answers an error, then its latency carries the same route template as its successes', async () => {
+    const who = await signUpAndLogIn(t.app);
+    const { key } = await createKey(t.app, who.token, { scopes: ['shield:write'] });
+    const route = (status: number) =>
+      series(
+        'http_request_duration_seconds_count',
+        `method="POST",route="/shield/inspect",status="${status}"`,
+      );
+    const before = {
+      ok: await route(200),
+      invalid: await route(422),
+      burst: await route(429),
+      plan: await route(402),
+    };
+    await request(t.app)
+      .post('/shield/inspect')
+      .set('X-API-Key', key)
+      .send({ user_id: who.userId, user_message: 'hello' })
+      .expect(200);
+    await request(t.app).post('/shield/inspect').set('X-API-Key', key).send({}).expect(422);
+    // The free plan allows 10 a month: the 11th is refused by the burst meter (429), or by the
+    // monthly one (402) when the minute turned meanwhile.
+    let status = 200;
+    for (let i = 0; i < 11 && status === 200; i++) {
+      status = (
+        await request(t.app)
+          .post('/shield/inspect')
+          .set('X-API-Key', key)
+          .send({ user_id: who.userId, user_message: 'hello' })
+      ).status;
+    }
+    expect([429, 402]).toContain(status);
+    expect(await route(200)).toBeGreaterThan(before.ok);
+    expect(await route(422)).toBe(before.invalid + 1);
+    expect((await route(429)) + (await route(402))).toBe(before.burst + before.plan + 1);
+  });
+
   it('when an alert is delivered, then its attempt and outcome are counted', async () => {
     const who = await signUpAndLogIn(t.app);
     const auth = { Authorization: `Bearer ${who.token}` };
@@ -89,6 +126,36 @@ describe('the worker metrics endpoint', () => {
       expect(res.status).toBe(200);
       expect(await res.text()).toContain('alert_delivery_outcomes_total');
       expect((await fetch(`${base}/other`)).status).toBe(404);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('when the worker is not running, then /healthz answers 503; running, 200', async () => {
+    let running = false;
+    const server = await serveMetrics('127.0.0.1', 0, { healthy: () => running });
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      expect((await fetch(`${base}/healthz`)).status).toBe(503);
+      running = true;
+      expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    } finally {
+      server.close();
+    }
+  });
+
+  it("when the SDK's exporter does not answer, then /metrics still serves the worker's own", async () => {
+    const closed = await serveMetrics('127.0.0.1', 0);
+    const { port } = closed.address() as AddressInfo;
+    closed.close();
+    const server = await serveMetrics('127.0.0.1', 0, {
+      healthy: () => true,
+      sdkMetrics: `127.0.0.1:${port}`,
+    });
+    try {
+      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`);
+      expect(res.status).toBe(200);
+      expect(await res.text()).toContain('alert_delivery_attempts_total');
     } finally {
       server.close();
     }

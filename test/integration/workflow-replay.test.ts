@@ -1,6 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Worker } from '@temporalio/worker';
+import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
+import { bundleWorkflowCode, DefaultLogger, Worker } from '@temporalio/worker';
+import { startTracing, workerTracing } from '../../src/tracing';
 import * as workflows from '../../workflows';
 import { workflowBundle } from '../support/test-worker';
 
@@ -33,4 +35,38 @@ describe('workflow replay', () => {
       ).resolves.toBeUndefined();
     },
   );
+});
+
+describe('workflow replay with tracing on', () => {
+  // A deployment that sets OTEL_EXPORTER_OTLP_ENDPOINT bundles Temporal's OpenTelemetry workflow
+  // interceptors, whose span ids come from the workflow's seeded random source. Workflows that
+  // draw no random values replay either way; the agent watch names its alerts with uuid4(), from
+  // the same source, so an execution recorded untraced diverges once traced (docs/operations.md:
+  // switch tracing like a workflow change).
+  const tracing = startTracing('tripwire-replay', { exporter: new InMemorySpanExporter() })!;
+  const { interceptors, sinks } = workerTracing(tracing);
+  const traced = bundleWorkflowCode({
+    workflowsPath: require.resolve('../../workflows'),
+    workflowInterceptorModules: interceptors.workflowModules,
+    logger: new DefaultLogger('WARN'),
+  });
+  afterAll(() => tracing.shutdown());
+  const replayTraced = async (file: string) =>
+    Worker.runReplayHistory(
+      { workflowBundle: await traced, interceptors, sinks },
+      JSON.parse(readFileSync(join(dir, file), 'utf8')) as never,
+    );
+
+  it.each(fixtures.filter((file) => file !== 'agent-watch.json'))(
+    'when %s is replayed with the tracing interceptors, then it replays cleanly',
+    async (file) => {
+      await expect(replayTraced(file)).resolves.toBeUndefined();
+    },
+  );
+
+  it('when the agent watch, recorded untraced, is replayed traced, then its alert ids diverge', async () => {
+    await expect(replayTraced('agent-watch.json')).rejects.toThrow(
+      /Nondeterminism error: Child workflow id/,
+    );
+  });
 });

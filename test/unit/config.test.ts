@@ -27,6 +27,9 @@ describe('loadConfig', () => {
       ALERT_GATHER_MS: 2000,
       ABUSEIPDB_BASE_URL: 'https://api.abuseipdb.com',
       WORKER_METRICS_PORT: 9464,
+      WORKER_ACTIVITY_SLOTS: 100,
+      WORKER_WORKFLOW_TASK_SLOTS: 40,
+      WORKER_POLLERS: 10,
       REFRESH_TTL_DAYS: 7,
       COOKIE_SECURE: true,
       CONSOLE_DIR: 'dist/console',
@@ -48,6 +51,29 @@ describe('loadConfig', () => {
     expect(load).toThrow(/PORT: /);
     expect(load).toThrow(/LOG_PRETTY: /);
     expect(load).toThrow(/MONGODB_URI: must start with mongodb:\/\//);
+  });
+
+  it('when tracing and worker tuning are set, then they parse; out of range or malformed, they are named', () => {
+    const config = loadConfig({
+      ...base,
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+      WORKER_POLLERS: '4',
+    });
+    expect(config.OTEL_EXPORTER_OTLP_ENDPOINT).toBe('http://collector:4318');
+    expect(config.WORKER_POLLERS).toBe(4);
+    expect(
+      loadConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: '' }).OTEL_EXPORTER_OTLP_ENDPOINT,
+    ).toBe(undefined);
+    const load = () =>
+      loadConfig({
+        ...base,
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318',
+        WORKER_POLLERS: '1',
+        WORKER_ACTIVITY_SLOTS: '0',
+      });
+    expect(load).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT: /);
+    expect(load).toThrow(/WORKER_POLLERS: /);
+    expect(load).toThrow(/WORKER_ACTIVITY_SLOTS: /);
   });
 
   it('when MONGODB_URI is missing, then it is named', () => {
