@@ -5,6 +5,7 @@ import { systemClock } from './clock';
 import { loadConfigOrExit } from './config';
 import { ALL_INDEXES } from './db/indexes';
 import { connectMongo, ensureIndexes } from './db/mongo';
+import { loadSigningKey } from './evidence/signing-key';
 import { createLogger } from './logger';
 import { createTemporal } from './temporal/client';
 
@@ -19,7 +20,9 @@ async function main(): Promise<void> {
     logger.warn('ALLOW_PRIVATE_WEBHOOK_TARGETS is on: alert channels may reach private addresses');
   }
 
-  const api = createApp({ config, logger, mongo, temporal });
+  const signer = await loadSigningKey(config, logger);
+  const api = createApp({ config, logger, mongo, temporal, signer });
+  const stopCheckpoints = api.checkpoints.every(config.CHECKPOINT_INTERVAL_SECONDS * 1000, logger);
   const server = api.app.listen(config.PORT, config.HOST);
   await once(server, 'listening');
   logger.info({ address: server.address() }, 'API listening');
@@ -34,6 +37,7 @@ async function main(): Promise<void> {
 
   const shutdown = (signal: string) => {
     logger.info({ signal }, 'shutting down');
+    stopCheckpoints();
     server.close(() => {
       void mail
         .close()

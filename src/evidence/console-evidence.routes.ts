@@ -4,8 +4,10 @@ import type { UsersRepository } from '../accounts/users.repository';
 import { pageSchema } from '../audit/audit.routes';
 import type { Clock } from '../clock';
 import { sessionOf } from '../http/session-auth';
-import { exportedRecord, exportedRecordView, sendExport } from './evidence-export';
+import { sendExport } from './evidence-export';
+import { exportedRecord, exportedRecordView } from './evidence-record.view';
 import { exportQuery } from './evidence.routes';
+import type { EvidenceLog } from './evidence-log';
 import type { EvidenceRepository } from './evidence.repository';
 import type { EvidenceService } from './evidence.service';
 
@@ -18,6 +20,7 @@ interface ConsoleEvidenceDeps {
   evidence: EvidenceRepository;
   service: EvidenceService;
   users: UsersRepository;
+  log: EvidenceLog;
   clock: Clock;
 }
 
@@ -29,6 +32,7 @@ export function consoleEvidenceRoutes({
   evidence,
   service,
   users,
+  log,
   clock,
 }: ConsoleEvidenceDeps): Router {
   const router = Router();
@@ -48,7 +52,7 @@ export function consoleEvidenceRoutes({
 
   router.get('/export', async (req, res) => {
     const { format } = exportQuery.parse(req.query);
-    await sendExport(req, res, { evidence, users, now: clock }, sessionOf(res).userId, format);
+    await sendExport(req, res, { evidence, users, log, now: clock }, sessionOf(res).userId, format);
   });
 
   router.post('/records/:log_id/verify', async (req, res) => {

@@ -10,6 +10,8 @@ import { connectMongo, ensureIndexes, type Database } from '../../src/db/mongo';
 import type { CounterStore } from '../../src/metering/counters.repository';
 import type { PlanLimits } from '../../src/metering/plan-limits';
 import { createTemporal, type Temporal } from '../../src/temporal/client';
+import type { Checkpoints } from '../../src/evidence/checkpoints';
+import { generateSigner, type NoteSigner } from '../../src/evidence/signed-note';
 
 export interface TestApp {
   app: Express;
@@ -17,6 +19,9 @@ export interface TestApp {
   mongo: Database;
   temporal: Temporal;
   tripwires: Tripwires;
+  /** The evidence log's checkpoints, and the key that signs them (the test's own). */
+  checkpoints: Checkpoints;
+  signer: NoteSigner;
   close(): Promise<void>;
 }
 
@@ -42,13 +47,15 @@ export async function createTestApp(
     config?: Config;
     planLimits?: PlanLimits;
     counters?: CounterStore;
+    signer?: NoteSigner;
   } = {},
 ): Promise<TestApp> {
+  const signer = options.signer ?? generateSigner('tripwire.test/evidence').signer;
   const config = options.config ?? testConfig();
   const mongo = await connectMongo(config.MONGODB_URI, config.MONGODB_DB);
   await ensureIndexes(mongo.db, ALL_INDEXES);
   const temporal = createTemporal(config);
-  const { app, flush, tripwires } = createApp({
+  const { app, flush, tripwires, checkpoints } = createApp({
     config,
     logger: testLogger(config),
     mongo,
@@ -56,6 +63,7 @@ export async function createTestApp(
     clock: options.clock,
     planLimits: options.planLimits,
     counters: options.counters,
+    signer,
   });
   return {
     app,
@@ -63,6 +71,8 @@ export async function createTestApp(
     mongo,
     temporal,
     tripwires,
+    checkpoints,
+    signer,
     async close() {
       await flush();
       await mongo.db.dropDatabase();
