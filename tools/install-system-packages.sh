@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests need, when missing: openssl (the HTTPS receivers'
-# throw-away CA) and chromium (the console's browser tests; playwright-core never downloads one).
+# throw-away CA), chromium (the console's browser tests; playwright-core never downloads one) and
+# poppler-utils (pdftoppm and pdftotext: the evidence PDF test renders and reads the legal export).
 set -euo pipefail
 missing=()
 command -v openssl >/dev/null || missing+=(openssl)
+command -v pdftoppm >/dev/null || missing+=(poppler-utils)
 [ -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ] || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing ${missing[*]} with apt-get…"

@@ -27,6 +27,7 @@ describe('loadConfig', () => {
       ALERT_GATHER_MS: 2000,
       ABUSEIPDB_BASE_URL: 'https://api.abuseipdb.com',
       WORKER_METRICS_PORT: 9464,
+      CHECKPOINT_INTERVAL_SECONDS: 60,
       REFRESH_TTL_DAYS: 7,
       COOKIE_SECURE: true,
       CONSOLE_DIR: 'dist/console',
