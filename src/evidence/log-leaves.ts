@@ -28,13 +28,19 @@ const TREE = 'tree';
 
 /**
  * Appends sealed records to the Merkle log. The leaf index is the document's `_id` and each batch
- * is inserted at the index after the last leaf, in order: the `_id` index is the arbiter between
- * processes appending at once (a collision re-reads the end and tries again), so indexes are never
- * taken twice and, because a leaf goes in only after its predecessor exists, never skipped. Within
- * a process, appends from every account are group-committed (one insertMany per round trip).
+ * is inserted at the index after the last leaf, in order, in one round trip: the `_id` index is
+ * the arbiter between processes appending at once (a collision re-reads the end and tries again),
+ * so indexes are never taken twice and, because a leaf goes in only after its predecessor exists,
+ * never skipped. Within a process, appends from every account are group-committed.
  */
 export class LeafLog {
   private readonly leaves: Collection<LeafDoc>;
+  /**
+   * Where this process expects the next leaf: one past its own last insert, never past the end
+   * (leaves are never removed), so an insert there cannot leave a gap; stale when another process
+   * appended, which the collision shows, and then read again.
+   */
+  private next: number | null = null;
   private readonly batches = new KeyedBatches<LeafEntry[], number[]>((_key, groups) =>
     this.writeGroups(groups),
   );
@@ -72,21 +78,24 @@ export class LeafLog {
   }
 
   private async write(entries: LeafEntry[]): Promise<Map<string, number>> {
-    const placed = await this.indexesOf(entries.map((e) => e.logId));
-    let pending = entries.filter((e) => !placed.has(e.logId));
+    const placed = new Map<string, number>();
+    let pending = entries;
     for (let attempt = 1; pending.length; attempt++) {
-      const next = await this.size();
-      const docs = pending.map((e, i) => ({ _id: next + i, ...e }));
+      this.next ??= await this.size();
+      const docs = pending.map((e, i) => ({ _id: this.next! + i, ...e }));
       try {
         await this.leaves.insertMany(docs, { ordered: true });
         for (const d of docs) placed.set(d.logId, d._id);
+        this.next += docs.length;
         break;
       } catch (err) {
         if (!isDuplicateKeyError(err) || attempt === MAX_ATTEMPTS) throw err;
+        this.next = null;
         const inserted = err instanceof MongoBulkWriteError ? err.insertedCount : 0;
         for (const d of docs.slice(0, inserted)) placed.set(d.logId, d._id);
         const rest = pending.slice(inserted);
-        // Either the index was taken (another process appended) or the record got its leaf elsewhere.
+        // Either the index was taken (another process appended) or the record has its leaf already
+        // (a retried batch, or a cut that healed it).
         const elsewhere = await this.indexesOf(rest.map((e) => e.logId));
         for (const [logId, index] of elsewhere) placed.set(logId, index);
         pending = rest.filter((e) => !elsewhere.has(e.logId));
