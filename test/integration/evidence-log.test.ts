@@ -3,6 +3,7 @@ import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import pino from 'pino';
 import request from 'supertest';
 import { evidenceExportView, type EvidenceExport } from '../../src/evidence/evidence-export';
 import { EvidenceStore } from '../../src/evidence/evidence.store';
@@ -219,6 +220,24 @@ describe('two API processes appending while checkpoints are issued', () => {
       await second.mongo.client.close();
       await second.temporal.close();
     }
+  });
+});
+
+describe('checkpoints on a timer', () => {
+  it('when records arrive while the timer runs, then a checkpoint covering them is signed', async () => {
+    const who = await account();
+    const [record] = await seal(who, 2);
+    const leaf = (await t.mongo.db.collection('evidence_leaves').findOne({ logId: record!.id }))!;
+    const stop = t.checkpoints.every(100, pino({ level: 'silent' }));
+    try {
+      while (((await t.checkpoints.latest())?._id ?? 0) <= Number(leaf._id)) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    } finally {
+      stop();
+    }
+    const latest = (await t.checkpoints.latest())!;
+    expect(parseCheckpoint(openNote(latest.note, keys())).size).toBe(latest._id);
   });
 });
 
