@@ -13,6 +13,8 @@ import { connectMongo } from '../src/db/mongo';
 import { EvidenceRepository } from '../src/evidence/evidence.repository';
 import { EvidenceService } from '../src/evidence/evidence.service';
 import { EvidenceStore } from '../src/evidence/evidence.store';
+import { EvidenceLog } from '../src/evidence/evidence-log';
+import { generateSigner } from '../src/evidence/signed-note';
 import { post, withBenchServer } from './support/harness';
 
 const { values } = parseArgs({
@@ -76,7 +78,8 @@ void withBenchServer(async ({ url, pid, mongoUri, dbName }) => {
   rows.push(['append 100 records at once (per record)', sealedBatched, rawBatched]);
 
   console.error(`verifications (${OPS} each)…`);
-  const service = new EvidenceService(new EvidenceRepository(db));
+  const log = new EvidenceLog(db, generateSigner('bench/evidence').signer, () => new Date());
+  const service = new EvidenceService(new EvidenceRepository(db), log);
   const ids = (
     await db
       .collection('evidence')

@@ -41,6 +41,10 @@ import { EvidenceRepository } from './evidence/evidence.repository';
 import { evidenceRoutes } from './evidence/evidence.routes';
 import { EvidenceService } from './evidence/evidence.service';
 import { EvidenceStore } from './evidence/evidence.store';
+import { EvidenceLog } from './evidence/evidence-log';
+import type { Checkpoints } from './evidence/checkpoints';
+import { logRoutes } from './evidence/log.routes';
+import { generateSigner, type NoteSigner } from './evidence/signed-note';
 import { publicVerifyRoutes } from './evidence/public-verify.routes';
 import { healthRoutes } from './health/health.routes';
 import { errorHandler, notFoundHandler } from './http/errors';
@@ -77,6 +81,8 @@ export interface AppDeps {
   /** Tests and benchmarks swap these; production uses the plan table and MongoDB counters. */
   planLimits?: PlanLimits;
   counters?: CounterStore;
+  /** Signs the evidence log's checkpoints (main.ts loads it); tests get a throw-away key. */
+  signer?: NoteSigner;
 }
 
 const HOUR_MS = 3_600_000;
@@ -87,6 +93,8 @@ export interface Api {
   tripwires: Tripwires;
   /** The shield's inspection, for the benchmark's unauthenticated baseline. */
   shield: ShieldInspector;
+  /** The evidence log's checkpoints: the entry point issues them on a timer. */
+  checkpoints: Checkpoints;
   /** Writes what background writers still hold (key-use audit trail, tripwire hits): call on shutdown. */
   flush(): Promise<void>;
 }
@@ -100,6 +108,7 @@ export function createApp({
   clock = systemClock,
   planLimits = PLAN_LIMITS,
   counters = new MongoCounterStore(mongo.db),
+  signer = generateSigner('tripwire.test/evidence').signer,
 }: AppDeps): Api {
   const users = new UsersRepository(mongo.db);
   const auth = new AuthService({
@@ -114,9 +123,10 @@ export function createApp({
     signupMode: config.SIGNUP_MODE,
   });
   // One store per process, so every evidence append of an account shares one group commit.
-  const store = new EvidenceStore(mongo.db, clock);
+  const log = new EvidenceLog(mongo.db, signer, clock);
+  const store = new EvidenceStore(mongo.db, clock, log.leaves);
   const evidence = new EvidenceRepository(mongo.db);
-  const evidenceService = new EvidenceService(evidence);
+  const evidenceService = new EvidenceService(evidence, log);
   const audit = new AuditTrail(store, evidence);
   const trail = new AuditTrailWriter(audit, logger);
   const meter = new Meter({ counters, limits: planLimits, clock, log: logger });
@@ -180,7 +190,7 @@ export function createApp({
   app.use(
     '/api/audit',
     session,
-    consoleEvidenceRoutes({ evidence, service: evidenceService, users, clock }),
+    consoleEvidenceRoutes({ evidence, service: evidenceService, users, log, clock }),
   );
   app.use('/api/users', session, usersRoutes(users, auth));
   app.use('/api/settings', sessionOrKey, settingsRoutes(users, clock));
@@ -188,7 +198,8 @@ export function createApp({
   app.use('/api', threatRoutes(threats, sessionOrKey));
   app.use('/api/diagnostics', session, workerPingRoutes(temporal));
   app.use('/api/verify', publicVerifyRoutes(evidenceService));
-  app.use('/audit', evidenceRoutes({ evidence, service: evidenceService, users, clock }));
+  app.use('/api/log', logRoutes(log));
+  app.use('/audit', evidenceRoutes({ evidence, service: evidenceService, users, log, clock }));
   app.use('/api/usage', session, usageRoutes(meter, plans));
   app.use(
     '/api/alert-channels',
@@ -242,6 +253,7 @@ export function createApp({
     app,
     tripwires,
     shield,
+    checkpoints: log.checkpoints,
     flush: async () => {
       await tripwires.flush();
       await trail.close();

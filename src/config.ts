@@ -85,6 +85,13 @@ const configSchema = z.object({
   STORM_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
   /** A threat alert goes out once no further hit came for this long (at most 30 s after the first). */
   ALERT_GATHER_MS: z.coerce.number().int().min(0).max(30_000).default(2_000),
+  /**
+   * Signs the evidence log's checkpoints: `PRIVATE+KEY+…` (from `npm run evidence-key`) or the path
+   * of a file holding it. Required in production; development makes one in .data/ when unset.
+   */
+  EVIDENCE_SIGNING_KEY: optional(z.string().min(1)),
+  /** A signed checkpoint of the evidence log at least this often while records arrive. */
+  CHECKPOINT_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
   /** The worker's `/metrics` (with the Temporal SDK's) and `/healthz` port; 0 turns both off. */
   WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   /** Worker tuning (see the README's worker-scaling figures): activities run at once per worker. */

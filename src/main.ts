@@ -6,6 +6,7 @@ import { loadConfigOrExit } from './config';
 import { ALL_INDEXES } from './db/indexes';
 import { connectMongo, ensureIndexes } from './db/mongo';
 import { answerClientErrors } from './http/client-errors';
+import { loadSigningKey } from './evidence/signing-key';
 import { createLogger } from './logger';
 import { createTemporal } from './temporal/client';
 import { startTracing } from './tracing';
@@ -24,7 +25,9 @@ async function main(): Promise<void> {
     logger.warn('ALLOW_PRIVATE_WEBHOOK_TARGETS is on: alert channels may reach private addresses');
   }
 
-  const api = createApp({ config, logger, mongo, temporal });
+  const signer = await loadSigningKey(config, logger);
+  const api = createApp({ config, logger, mongo, temporal, signer });
+  const stopCheckpoints = api.checkpoints.every(config.CHECKPOINT_INTERVAL_SECONDS * 1000, logger);
   const server = api.app.listen(config.PORT, config.HOST);
   answerClientErrors(server);
   await once(server, 'listening');
@@ -40,6 +43,7 @@ async function main(): Promise<void> {
 
   const shutdown = (signal: string) => {
     logger.info({ signal }, 'shutting down');
+    stopCheckpoints();
     server.close(() => {
       void mail
         .close()

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the project needs, when missing: a Java 17 JDK and Maven (they build
-# and run the embedded database, tools/mongo-server), openssl (the HTTPS receivers' throw-away CA)
-# and chromium (the console's browser tests; playwright-core never downloads one).
+# and run the embedded database, tools/mongo-server), openssl (the HTTPS receivers' throw-away CA),
+# chromium (the console's browser tests; playwright-core never downloads one) and poppler-utils
+# (pdftoppm and pdftotext: the evidence PDF test renders and reads the legal export).
 set -euo pipefail
 missing=()
 command -v javac >/dev/null || missing+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null || missing+=(maven)
 command -v openssl >/dev/null || missing+=(openssl)
+command -v pdftoppm >/dev/null || missing+=(poppler-utils)
 [ -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ] || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing ${missing[*]} with apt-get…"

@@ -2,6 +2,7 @@
  * Shared benchmark plumbing: throw-away servers, the bench server process, autocannon runs
  * interleaved over rounds, and a Markdown table of ratios against the first (baseline) route.
  */
+import { generateSigner } from '../../src/evidence/signed-note';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -147,6 +148,7 @@ export async function withBenchServer(
         MONGODB_URI: mongo.address,
         MONGODB_DB: dbName,
         TEMPORAL_ADDRESS: temporal.address,
+        EVIDENCE_SIGNING_KEY: generateSigner('bench.localhost/evidence').skey,
       },
       onLine: (line) => {
         if (/bench server ready|API listening/.test(line)) ready();

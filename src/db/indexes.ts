@@ -4,6 +4,9 @@ import { retiredRefreshesIndexes, sessionsIndexes } from '../accounts/sessions.r
 import { usersIndexes } from '../accounts/users.repository';
 import { apiKeysIndexes, keySlotsIndexes } from '../keys/api-keys.repository';
 import { evidenceIndexes } from '../evidence/evidence.repository';
+import { checkpointsIndexes } from '../evidence/checkpoints';
+import { leavesIndexes } from '../evidence/log-leaves';
+import { nodesIndexes } from '../evidence/log-tree';
 import { channelsIndexes } from '../alerts/channels.repository';
 import { deliveriesIndexes } from '../alerts/deliveries.repository';
 import { canariesIndexes, canaryTokensIndexes } from '../canaries/canaries.repository';
@@ -27,6 +30,9 @@ export const ALL_INDEXES: readonly CollectionIndexes[] = [
   apiKeysIndexes,
   keySlotsIndexes,
   evidenceIndexes,
+  leavesIndexes,
+  nodesIndexes,
+  checkpointsIndexes,
   channelsIndexes,
   deliveriesIndexes,
   canariesIndexes,

@@ -4,8 +4,10 @@ import type { UsersRepository } from '../accounts/users.repository';
 import { pageSchema } from '../audit/audit.routes';
 import type { Clock } from '../clock';
 import { sessionOf } from '../http/session-auth';
-import { exportedRecord, exportedRecordView, sendExport } from './evidence-export';
+import { sendExport } from './evidence-export';
+import { exportedRecord, exportedRecordView } from './evidence-record.view';
 import { exportQuery } from './evidence.routes';
+import type { EvidenceLog } from './evidence-log';
 import type { EvidenceRepository } from './evidence.repository';
 import type { EvidenceService } from './evidence.service';
 import { parseQuery } from '../http/validate';
@@ -19,6 +21,7 @@ interface ConsoleEvidenceDeps {
   evidence: EvidenceRepository;
   service: EvidenceService;
   users: UsersRepository;
+  log: EvidenceLog;
   clock: Clock;
 }
 
@@ -30,6 +33,7 @@ export function consoleEvidenceRoutes({
   evidence,
   service,
   users,
+  log,
   clock,
 }: ConsoleEvidenceDeps): Router {
   const router = Router();
@@ -49,7 +53,7 @@ export function consoleEvidenceRoutes({
 
   router.get('/export', async (req, res) => {
     const { format } = parseQuery(exportQuery, req.query);
-    await sendExport(req, res, { evidence, users, now: clock }, sessionOf(res).userId, format);
+    await sendExport(req, res, { evidence, users, log, now: clock }, sessionOf(res).userId, format);
   });
 
   router.post('/records/:log_id/verify', async (req, res) => {

@@ -53,7 +53,8 @@ export function toRecord({ _id, ...rest }: EvidenceDoc): EvidenceRecord {
 /**
  * Reads of the evidence log, and its one removal: records are appended only by EvidenceStore and
  * never updated; the only delete is the forced removal of a honeypot trap's hits or a rag
- * document's leak records, which only a console session may ask for (evidence-protection.ts). Single-record reads go by `_id`, the only lookup
+ * document's leak records, which only a console session may ask for (evidence-protection.ts).
+ * Single-record reads go by `_id`, the only lookup
  * FerretDB answers without scanning; range reads (export, chain check, trail) use the
  * (account, sequence) index on MongoDB.
  */
@@ -93,9 +94,15 @@ export class EvidenceRepository {
     return this.heads.findOne({ _id: accountId });
   }
 
-  /** Oldest first, streamed: memory stays flat however long the log is. */
-  streamAscending(accountId: string) {
-    return this.records.find({ accountId }).sort({ seq: 1 }).batchSize(500).map(toRecord);
+  /** Oldest first, streamed: memory stays flat however long the log is. `upToSeq` cuts it. */
+  streamAscending(accountId: string, upToSeq?: number) {
+    const filter: Filter<EvidenceDoc> = { accountId };
+    if (upToSeq !== undefined) filter.seq = { $lte: upToSeq };
+    return this.records.find(filter).sort({ seq: 1 }).batchSize(500).map(toRecord);
+  }
+
+  countUpTo(accountId: string, seq: number): Promise<number> {
+    return this.records.countDocuments({ accountId, seq: { $lte: seq } });
   }
 
   /** Forced removal (see above): the records and their public hash entries. */

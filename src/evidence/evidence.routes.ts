@@ -6,6 +6,7 @@ import { requireApiKey } from '../http/api-key-auth';
 import { callerAccountId, ownAccountOnly } from '../http/caller';
 import { sendExport } from './evidence-export';
 import { refuseEvidenceDeletionByApiKey } from './evidence-protection';
+import type { EvidenceLog } from './evidence-log';
 import type { EvidenceRepository } from './evidence.repository';
 import type { EvidenceService } from './evidence.service';
 import { parseQuery } from '../http/validate';
@@ -16,11 +17,18 @@ interface EvidenceRoutesDeps {
   evidence: EvidenceRepository;
   service: EvidenceService;
   users: UsersRepository;
+  log: EvidenceLog;
   clock: Clock;
 }
 
 /** The `/audit` product area: verify a record, export the log, check the chain (API key). */
-export function evidenceRoutes({ evidence, service, users, clock }: EvidenceRoutesDeps): Router {
+export function evidenceRoutes({
+  evidence,
+  service,
+  users,
+  log,
+  clock,
+}: EvidenceRoutesDeps): Router {
   const router = Router();
   router.use(requireApiKey);
   router.delete('/{*path}', refuseEvidenceDeletionByApiKey);
@@ -35,7 +43,7 @@ export function evidenceRoutes({ evidence, service, users, clock }: EvidenceRout
 
   router.get('/export/:user_id', ownAccountOnly, async (req, res) => {
     const { format } = parseQuery(exportQuery, req.query);
-    await sendExport(req, res, { evidence, users, now: clock }, callerAccountId(res), format);
+    await sendExport(req, res, { evidence, users, log, now: clock }, callerAccountId(res), format);
   });
 
   return router;

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { AppError } from '../http/errors';
 import type { EvidenceRecord, EvidenceRepository } from './evidence.repository';
+import { ChainWalk, chainFindingsView } from './chain-walk';
+import { exportedRecord } from './evidence-record.view';
+import { inclusionView, type EvidenceLog } from './evidence-log';
 import { contentHash, SEAL_ALGORITHM } from './seal';
 
 /** How other answers point at the sealed record behind them. */
@@ -26,33 +29,29 @@ export const recordVerificationView = z.object({
     prev_hash: z.string().nullable(),
     predecessor_hash: z.string().nullable(),
   }),
+  leaf_index: z.number().int().nullable(),
+  /** Against a signed checkpoint that covers the record (one is signed if none does yet). */
+  inclusion: inclusionView.nullable(),
 });
 export type RecordVerification = z.output<typeof recordVerificationView>;
 
-export const chainReportView = z.object({
-  intact: z.boolean(),
-  records_checked: z.number().int(),
+export const chainReportView = chainFindingsView.extend({
+  /** The chain head the check was cut at: records appended meanwhile are left for the next. */
   head: z.object({ seq: z.number().int(), hash: z.string() }).nullable(),
-  first_edited: z.object({ log_id: z.string(), seq: z.number().int() }).nullable(),
-  first_broken_link: z
-    .object({
-      log_id: z.string(),
-      seq: z.number().int(),
-      prev_hash: z.string().nullable(),
-      predecessor_hash: z.string(),
-    })
-    .nullable(),
-  missing_seqs: z.array(z.object({ from: z.number().int(), to: z.number().int() })),
 });
 export type ChainReport = z.output<typeof chainReportView>;
 
-/** The public check: never content, owner or ids. */
+/** The public check: never content, owner or ids; the proof reveals only a position in the log. */
 export const hashCheckView = z.object({
   content_hash: z.string(),
   exists: z.literal(true),
   intact: z.boolean(),
   sealed_at: z.iso.datetime(),
   algorithm: z.literal(SEAL_ALGORITHM),
+  /** The record's place in the deployment's Merkle log (null only if it never reached it). */
+  leaf_index: z.number().int().nullable(),
+  /** Against the latest signed checkpoint; null until the next checkpoint covers the record. */
+  inclusion: inclusionView.nullable(),
 });
 
 export function recomputeHash(record: EvidenceRecord): string {
@@ -60,7 +59,10 @@ export function recomputeHash(record: EvidenceRecord): string {
 }
 
 export class EvidenceService {
-  constructor(private readonly evidence: EvidenceRepository) {}
+  constructor(
+    private readonly evidence: EvidenceRepository,
+    private readonly log: EvidenceLog,
+  ) {}
 
   async ownedRecord(accountId: string, logId: string): Promise<EvidenceRecord> {
     const record = await this.evidence.findByLogId(logId);
@@ -81,6 +83,7 @@ export class EvidenceService {
       predecessor?.accountId === accountId && predecessor.seq === record.seq - 1;
     const predecessorHash = isPredecessor ? (predecessor.contentHash ?? null) : null;
     const holds = record.seq === 1 ? record.prevHash === null : predecessorHash === record.prevHash;
+    const { leafIndex, inclusion } = await this.log.inclusionOf(record.id, 'issue');
     return {
       log_id: record.id,
       seq: record.seq,
@@ -94,6 +97,8 @@ export class EvidenceService {
       sealed_at: record.sealedAt.toISOString(),
       algorithm: record.algorithm ?? null,
       link: { holds, prev_hash: record.prevHash, predecessor_hash: predecessorHash },
+      leaf_index: leafIndex,
+      inclusion,
     };
   }
 
@@ -101,55 +106,30 @@ export class EvidenceService {
   async publicCheck(hash: string): Promise<z.output<typeof hashCheckView>> {
     const record = await this.evidence.findByHash(hash);
     if (!record) throw new AppError(404, 'No sealed record has this content hash');
+    const { leafIndex, inclusion } = await this.log.inclusionOf(record.id, 'latest');
     return {
       content_hash: hash,
       exists: true,
       intact: recomputeHash(record) === hash,
       sealed_at: record.sealedAt.toISOString(),
       algorithm: record.algorithm ?? SEAL_ALGORITHM,
+      leaf_index: leafIndex,
+      inclusion,
     };
   }
 
-  /** Walks the whole chain oldest first, reporting the first edit, the first broken link and gaps. */
+  /**
+   * Walks the chain oldest first up to the head read at the start, so appends made meanwhile are
+   * not mistaken for gaps; gaps a sealed removal explains are listed apart from missing ones.
+   */
   async checkChain(accountId: string): Promise<ChainReport> {
-    const report: ChainReport = {
-      intact: true,
-      records_checked: 0,
-      head: null,
-      first_edited: null,
-      first_broken_link: null,
-      missing_seqs: [],
-    };
-    let expected = 1;
-    let previous: EvidenceRecord | null = null;
-    for await (const record of this.evidence.streamAscending(accountId)) {
-      report.records_checked += 1;
-      if (record.seq > expected) report.missing_seqs.push({ from: expected, to: record.seq - 1 });
-      if (!report.first_edited && recomputeHash(record) !== record.contentHash) {
-        report.first_edited = { log_id: record.id, seq: record.seq };
-      }
-      const predecessorHash =
-        previous?.seq === record.seq - 1 ? (previous.contentHash ?? null) : undefined;
-      const linkBroken =
-        record.seq === 1
-          ? record.prevHash !== null
-          : predecessorHash !== undefined && predecessorHash !== record.prevHash;
-      if (!report.first_broken_link && linkBroken) {
-        report.first_broken_link = {
-          log_id: record.id,
-          seq: record.seq,
-          prev_hash: record.prevHash,
-          predecessor_hash: predecessorHash ?? '',
-        };
-      }
-      expected = record.seq + 1;
-      previous = record;
-    }
     const head = await this.evidence.chainHead(accountId);
-    if (head && head.seq >= expected) report.missing_seqs.push({ from: expected, to: head.seq });
-    report.head = head && { seq: head.seq, hash: head.hash };
-    report.intact =
-      !report.first_edited && !report.first_broken_link && !report.missing_seqs.length;
-    return report;
+    const walk = new ChainWalk(accountId);
+    if (head) {
+      for await (const record of this.evidence.streamAscending(accountId, head.seq)) {
+        walk.add(exportedRecord(record));
+      }
+    }
+    return { ...walk.finish(head?.seq ?? null), head: head && { seq: head.seq, hash: head.hash } };
   }
 }

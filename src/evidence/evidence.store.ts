@@ -14,6 +14,7 @@ import {
   type EvidenceRecord,
   type HashIndexDoc,
 } from './evidence.repository';
+import { LeafLog } from './log-leaves';
 import { contentHash, SEAL_ALGORITHM, toJsonObject, type JsonObject } from './seal';
 
 export interface EvidenceInput {
@@ -43,8 +44,12 @@ const EMPTY_CHAIN: Head = { seq: 0, hash: null, logId: null };
  * chain (sequence 1, 2, 3, … each carrying the previous record's hash). The unique index on
  * (account, sequence) is the arbiter between writers on different replicas, so no sequence number
  * is ever taken twice or skipped; within this process, appends for one account are group-committed:
- * those that arrive while a write runs go together in the next one (one insertMany). The chain head (`evidence_heads`, by `_id`) says where to continue; when it lags (another
- * replica, or a crash before it moved) the insert collides and the true head is read instead.
+ * those that arrive while a write runs go together in the next one (one insertMany). The chain
+ * head (`evidence_heads`, by `_id`) says where to continue; when it lags (another replica, or a
+ * crash before it moved) the insert collides and the true head is read instead.
+ *
+ * Every sealed record also becomes a leaf of the deployment-wide Merkle log (log-leaves.ts) before
+ * the chain head moves past it, so a cut at the head finds every record before it in the log.
  */
 export class EvidenceStore {
   private readonly records: Collection<EvidenceDoc>;
@@ -57,6 +62,8 @@ export class EvidenceStore {
   constructor(
     db: Db,
     private readonly clock: Clock,
+    /** The Merkle log; the benchmark's baseline passes one that appends nothing. */
+    private readonly log: Pick<LeafLog, 'append'> = new LeafLog(db),
   ) {
     this.records = db.collection<EvidenceDoc>(evidenceIndexes.collection);
     this.heads = db.collection<ChainHeadDoc>(chainHeadsIndexes.collection);
@@ -112,6 +119,9 @@ export class EvidenceStore {
         head = await this.actualHead(accountId);
       }
     }
+    await this.log.append(
+      written.map((r) => ({ logId: r.id, accountId, seq: r.seq, contentHash: r.contentHash! })),
+    );
     await this.index(accountId, written);
     for (const record of written) evidenceWrites.inc({ kind: record.kind });
     return written;

@@ -29,6 +29,8 @@ import { workerPingView } from '../diagnostics/worker-ping.routes';
 import { evidenceExportView } from '../evidence/evidence-export';
 import { evidencePageView } from '../evidence/console-evidence.routes';
 import { exportQuery } from '../evidence/evidence.routes';
+import { checkpointView, consistencyView, publicKeyView } from '../evidence/evidence-log';
+import { consistencyQuery } from '../evidence/log.routes';
 import {
   chainReportView,
   hashCheckView,
@@ -578,9 +580,50 @@ export const OPERATIONS: Operation[] = [
     path: '/api/verify/{hash}',
     summary: 'Public hash check',
     auth: 'none',
-    success: ok('`{content_hash, exists, intact, sealed_at, algorithm}`'),
+    success: ok(
+      '`{content_hash, exists, intact, sealed_at, algorithm, leaf_index, inclusion}`: inclusion is the RFC 9162 proof against the latest signed checkpoint (null until one covers the record)',
+    ),
     response: hashCheckView,
     errors: { 422: 'Not a SHA-256 hex digest', 429: 'Too many checks' },
+  },
+  {
+    method: 'get',
+    path: '/api/log/checkpoint',
+    summary: "The evidence log's latest signed checkpoint",
+    auth: 'none',
+    success: {
+      status: 200,
+      description: 'A C2SP tlog-checkpoint as a signed note (Ed25519)',
+      contentType: 'text/plain',
+    },
+    errors: { 404: 'No checkpoint yet' },
+  },
+  {
+    method: 'get',
+    path: '/api/log/checkpoints/{size}',
+    summary: 'The checkpoint signed at one tree size',
+    auth: 'none',
+    success: ok('`{size, root_hash, note, issued_at}`'),
+    response: checkpointView,
+    errors: { 404: 'None signed at that size', 422: 'Not a size' },
+  },
+  {
+    method: 'get',
+    path: '/api/log/public-key',
+    summary: "The checkpoint signing key's public half",
+    auth: 'none',
+    success: ok('`{origin, vkey, key_id, fingerprint_sha256, algorithm, leaf_rule}`'),
+    response: publicKeyView,
+  },
+  {
+    method: 'get',
+    path: '/api/log/consistency',
+    summary: 'RFC 9162 consistency proof between two tree sizes',
+    auth: 'none',
+    query: consistencyQuery,
+    success: ok('`{from_size, to_size, proof}`'),
+    response: consistencyView,
+    errors: { 404: 'No checkpoint signed at `to`' },
   },
   {
     method: 'get',

@@ -7,6 +7,10 @@ import {
 } from '../../src/evidence/evidence.service';
 import { evidencePageView } from '../../src/evidence/console-evidence.routes';
 import { EvidenceStore } from '../../src/evidence/evidence.store';
+import type { Inclusion } from '../../src/evidence/evidence-log';
+import { recordLeafHash } from '../../src/evidence/log-tree';
+import { verifyInclusion } from '../../src/evidence/merkle';
+import { openNote, parseCheckpoint } from '../../src/evidence/signed-note';
 import { createKey, signUpAndLogIn, type SignedIn } from '../support/accounts';
 import { createTestApp, type TestApp } from '../support/test-app';
 
@@ -39,6 +43,22 @@ async function seal(who: Account, n: number) {
 }
 
 const evidence = () => t.mongo.db.collection('evidence');
+
+/** Checks an inclusion answer the way an outsider would: the note against the test's own key. */
+function expectIncluded(contentHash: string, inclusion: Inclusion) {
+  const checkpoint = parseCheckpoint(openNote(inclusion.checkpoint, [t.signer]));
+  expect(checkpoint.size).toBe(inclusion.tree_size);
+  const proof = inclusion.proof.map((p) => Buffer.from(p, 'hex'));
+  expect(
+    verifyInclusion(
+      inclusion.leaf_index,
+      checkpoint.size,
+      recordLeafHash(contentHash),
+      proof,
+      checkpoint.rootHash,
+    ),
+  ).toBe(true);
+}
 const verify = (who: Account, logId: string) =>
   request(t.app).post(`/audit/verify/${logId}`).set('X-API-Key', who.key);
 const chain = (who: Account) =>
@@ -64,7 +84,10 @@ describe('POST /audit/verify/<log_id>', () => {
       sealed_at: record!.sealedAt.toISOString(),
       algorithm: 'sha256-jcs',
       link: { holds: true, prev_hash: record!.prevHash, predecessor_hash: record!.prevHash },
+      leaf_index: expect.any(Number),
+      inclusion: expect.objectContaining({ leaf_index: res.body.leaf_index }),
     });
+    expectIncluded(record!.contentHash!, res.body.inclusion);
   });
 
   it('when one field was changed in the database, then tampered, no match, both hashes shown', async () => {
@@ -199,6 +222,7 @@ describe('GET /audit/chain/<user_id>', () => {
       first_edited: null,
       first_broken_link: null,
       missing_seqs: [],
+      removed_seqs: [],
     });
   });
 
@@ -255,6 +279,7 @@ describe('GET /api/verify/<hash>', () => {
   it('when the hash is of an intact sealed record, then yes, and nothing about its content or owner', async () => {
     const who = await account();
     const [record] = await seal(who, 1);
+    await t.checkpoints.issue();
     const res = await request(t.app).get(`/api/verify/${record!.contentHash!.toUpperCase()}`);
     expect(res.status).toBe(200);
     hashCheckView.parse(res.body);
@@ -264,7 +289,10 @@ describe('GET /api/verify/<hash>', () => {
       intact: true,
       sealed_at: record!.sealedAt.toISOString(),
       algorithm: 'sha256-jcs',
+      leaf_index: expect.any(Number),
+      inclusion: expect.objectContaining({ leaf_index: res.body.leaf_index }),
     });
+    expectIncluded(record!.contentHash!, res.body.inclusion);
     expect(res.text).not.toContain(who.userId);
     expect(res.text).not.toContain(record!.id);
   });
@@ -318,7 +346,10 @@ describe('GET /audit/export/<user_id>', () => {
       content_hash: records[2]!.contentHash,
       algorithm: 'sha256-jcs',
       data: { note: 'n2', i: 2 },
+      leaf_index: expect.any(Number),
+      inclusion_proof: expect.any(Array),
     });
+    expect(res.body.cut.head).toEqual({ seq: 4, content_hash: records[2]!.contentHash });
     expect(res.body.summary).toEqual({
       count: 4,
       first_seq: 1,
@@ -354,6 +385,8 @@ describe('GET /audit/export/<user_id>', () => {
         limit: 0,
         message: expect.stringContaining('Pro and Enterprise'),
         upgrade_url: '/settings/billing',
+        used: 0,
+        resets_at: expect.stringMatching(/^\d{4}-\d{2}-01$/),
       });
     }
   });

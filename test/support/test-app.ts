@@ -10,6 +10,8 @@ import { connectMongo, ensureIndexes, type Database } from '../../src/db/mongo';
 import type { CounterStore } from '../../src/metering/counters.repository';
 import type { PlanLimits } from '../../src/metering/plan-limits';
 import { createTemporal, type Temporal } from '../../src/temporal/client';
+import type { Checkpoints } from '../../src/evidence/checkpoints';
+import { generateSigner, type NoteSigner } from '../../src/evidence/signed-note';
 
 export interface TestApp {
   app: Express;
@@ -21,6 +23,9 @@ export interface TestApp {
   temporal: Temporal;
   tripwires: Tripwires;
   /** Drops the test's database, then disconnects. */
+  /** The evidence log's checkpoints, and the key that signs them (the test's own). */
+  checkpoints: Checkpoints;
+  signer: NoteSigner;
   close(): Promise<void>;
   /** Disconnects from the servers, leaving the data (for a second app on the same database). */
   disconnect(): Promise<void>;
@@ -48,8 +53,10 @@ export async function createTestApp(
     config?: Config;
     planLimits?: PlanLimits;
     counters?: CounterStore;
+    signer?: NoteSigner;
   } = {},
 ): Promise<TestApp> {
+  const signer = options.signer ?? generateSigner('tripwire.test/evidence').signer;
   const config = options.config ?? testConfig();
   const appMongo = await connectMongo(config.MONGODB_URI, config.MONGODB_DB);
   // The test's own reads and writes go through a client of their own, so the suite's index check
@@ -59,7 +66,7 @@ export async function createTestApp(
   });
   await ensureIndexes(mongo.db, ALL_INDEXES);
   const temporal = createTemporal(config);
-  const { app, flush, tripwires } = createApp({
+  const { app, flush, tripwires, checkpoints } = createApp({
     config,
     logger: testLogger(config),
     mongo: appMongo,
@@ -67,6 +74,7 @@ export async function createTestApp(
     clock: options.clock,
     planLimits: options.planLimits,
     counters: options.counters,
+    signer,
   });
   const disconnect = async () => {
     await Promise.all([mongo.client.close(), appMongo.client.close(), temporal.close()]);
@@ -78,6 +86,8 @@ export async function createTestApp(
     appMongo,
     temporal,
     tripwires,
+    checkpoints,
+    signer,
     async close() {
       await flush();
       await mongo.db.dropDatabase();

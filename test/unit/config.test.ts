@@ -30,6 +30,7 @@ describe('loadConfig', () => {
       WORKER_ACTIVITY_SLOTS: 100,
       WORKER_WORKFLOW_TASK_SLOTS: 40,
       WORKER_POLLERS: 10,
+      CHECKPOINT_INTERVAL_SECONDS: 60,
       REFRESH_TTL_DAYS: 7,
       COOKIE_SECURE: true,
       CONSOLE_DIR: 'dist/console',
