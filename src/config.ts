@@ -105,6 +105,8 @@ const configSchema = z.object({
   /** The worker's Prometheus endpoint (`http://<host>:<port>/metrics`); 0 turns it off. */
   WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   ABUSEIPDB_API_KEY: optional(z.string().min(1)),
+  /** Newer copies of the enrichment data files (see src/canaries/ip-data/README.md); worker only. */
+  IP_DATA_DIR: optional(z.string().min(1)),
   ABUSEIPDB_BASE_URL: z.url({ protocol: /^https?$/ }).default('https://api.abuseipdb.com'),
 });
 

@@ -1,9 +1,21 @@
+import { z } from 'zod';
 import type { Tripwires } from '../tripwires';
 import type { HttpAnswer, HttpCaller } from './http-answer';
 
 export interface KubernetesCall extends HttpCaller {
   authorization: string;
 }
+
+/** A Kubernetes `Status` object, as the decoy answers it (for the OpenAPI document). */
+export const kubernetesStatusView = z.object({
+  kind: z.literal('Status'),
+  apiVersion: z.literal('v1'),
+  metadata: z.object({}),
+  status: z.literal('Failure'),
+  message: z.string(),
+  reason: z.string(),
+  code: z.number().int(),
+});
 
 /** The body an API server sends for a token it does not know. */
 const UNAUTHORIZED = JSON.stringify({
@@ -14,7 +26,7 @@ const UNAUTHORIZED = JSON.stringify({
   message: 'Unauthorized',
   reason: 'Unauthorized',
   code: 401,
-});
+} satisfies z.output<typeof kubernetesStatusView>);
 
 /**
  * The decoy Kubernetes API (a planted kubeconfig's cluster server): a request presenting a decoy
