@@ -56,10 +56,9 @@ export function platformOf(userAgent: string): string {
 }
 
 /**
- * Where canaries fire. Callers look a presented string up with `canaryFor` (awaited: it costs the
- * same point read whether or not the string is a canary, so the attacker's answer neither differs
- * nor takes longer), then `report` the hit, which is recorded off the request path: hits of one
- * canary and source are group-committed (evidence, hit log, event count, one signal per batch).
+ * Where canaries fire. Every listener hands what it saw to `recordHit` and answers after it
+ * returns; the hit is then recorded off the answer's path: hits of one canary and source are
+ * group-committed (evidence, hit log, event and canary counts, one signal per batch).
  */
 export class Tripwires {
   private readonly batches: KeyedBatches<HitReport, void>;
