@@ -14,11 +14,13 @@ const NO_ATTACKER = { ip: '', country: '', city: '', org: '', type: 'unknown', a
 function describeReason(name: string, intervalSeconds: number, reason: AgentAlertReason) {
   if (reason.kind === 'silent') {
     return {
+      summary: 'agent went silent',
       risk: { alertLevel: 'MEDIUM', riskScore: 45, riskLevel: 'medium' } as const,
       interpretation: `Agent ${name} sent no heartbeat for ${Math.round(reason.silentForMs / 1000)} s (expected every ${intervalSeconds} s). Check that it is running and has not been stopped or hijacked.`,
     };
   }
   return {
+    summary: 'agent skill blocked',
     risk: { alertLevel: 'HIGH', riskScore: 65, riskLevel: 'high' } as const,
     interpretation: `Agent ${name} blocked the skill "${reason.skill}"${reason.reason ? ` (${reason.reason})` : ''}. Review what asked it to use that skill.`,
   };
@@ -41,7 +43,7 @@ export function agentWatchActivities({ db, evidence }: { db: Db; evidence: Evide
       const agent = await agents.findById(input.agentId);
       const name = agent?.name ?? input.agentId;
       const now = new Date();
-      const { risk, interpretation } = describeReason(
+      const { summary, risk, interpretation } = describeReason(
         name,
         agent?.heartbeatIntervalSeconds ?? 0,
         input.reason,
@@ -50,6 +52,8 @@ export function agentWatchActivities({ db, evidence }: { db: Db; evidence: Evide
       const payload = tripwireAlertPayload(now, {
         ...risk,
         platform,
+        canaryKind: 'agent',
+        summary,
         canaryId: input.agentId,
         canaryAgeDays: agent ? Math.floor((now.getTime() - agent.createdAt.getTime()) / DAY_MS) : 0,
         attacker: NO_ATTACKER,

@@ -66,11 +66,16 @@ export function threatAlertActivities({ db, evidence, enricher }: ThreatAlertDep
             Math.floor((event.firstHitAt.getTime() - canary.createdAt.getTime()) / DAY_MS),
           )
         : 0;
+      // A decoy email's mail server and a DNS canary's resolver relay for the attacker: they are
+      // enriched and shown as such, and the attacker's own fields stay empty.
       const mail = event.source.mailServer;
-      const looked = await enricher.enrich(mail ? mail.ip : event.source.ip);
-      const attacker = mail
-        ? { ...NO_PLACE, type: 'unknown', abuseScore: null }
-        : { ...place(looked), type: looked.type, abuseScore: looked.abuseScore };
+      const resolver = event.source.resolver;
+      const relayIp = mail?.ip ?? resolver?.ip;
+      const looked = await enricher.enrich(relayIp ?? event.source.ip);
+      const attacker =
+        relayIp !== undefined
+          ? { ...NO_PLACE, type: 'unknown', abuseScore: null }
+          : { ...place(looked), type: looked.type, abuseScore: looked.abuseScore };
       const risk = assessRisk({
         kind: event.canaryKind,
         attackerType: attacker.type,
@@ -81,14 +86,19 @@ export function threatAlertActivities({ db, evidence, enricher }: ThreatAlertDep
       const payload = tripwireAlertPayload(now, {
         alertLevel: risk.alertLevel,
         platform: event.platform,
+        memo: canary?.memo ?? '',
+        canaryKind: event.canaryKind,
+        summary: 'canary fired',
         canaryId: event.canaryId,
         canaryAgeDays: ageDays,
         attacker,
         ...(mail && { mailServer: place(looked) }),
+        ...(resolver && { resolver: place(looked) }),
         riskScore: risk.riskScore,
         riskLevel: risk.riskLevel,
         interpretation: interpret({
           kind: event.canaryKind,
+          memo: canary?.memo ?? '',
           plantedOn: canary?.platform ?? null,
           attackerType: attacker.type,
           sourceIp: event.source.ip,

@@ -23,6 +23,7 @@ import { AgentsRepository } from './agent/agents.repository';
 import { AuditTrail } from './audit/audit-trail';
 import { CanariesRepository } from './canaries/canaries.repository';
 import { canariesRoutes } from './canaries/canaries.routes';
+import type { DecoySettings } from './canaries/decoys';
 import { EvidenceBoundRemoval } from './canaries/evidence-bound-removal';
 import { ThreatsRepository } from './canaries/threats.repository';
 import { honeypotRoutes } from './honeypot/honeypot.routes';
@@ -30,7 +31,7 @@ import { TrapsRepository } from './honeypot/traps.repository';
 import { DocumentsRepository } from './rag/documents.repository';
 import { ragRoutes } from './rag/rag.routes';
 import { threatRoutes } from './canaries/threats.routes';
-import { foreignCredentialTripwire, urlTripwireRoutes } from './canaries/tripwire.routes';
+import { foreignCredentialTripwire, presenterOf, tripwireRoutes } from './canaries/tripwire.routes';
 import { Tripwires } from './canaries/tripwires';
 import { AuditTrailWriter } from './audit/audit-trail.writer';
 import { auditRoutes } from './audit/audit.routes';
@@ -86,6 +87,17 @@ export interface AppDeps {
 }
 
 const HOUR_MS = 3_600_000;
+
+/** Where planted decoys point: the public tripwire listener, the decoy zone, mail and database. */
+export function decoySettings(config: Config): DecoySettings {
+  return {
+    publicBaseUrl: config.PUBLIC_TRIPWIRE_URL ?? config.PUBLIC_BASE_URL,
+    decoyEmailDomain: config.DECOY_EMAIL_DOMAIN,
+    dnsDomain: config.CANARY_DNS_DOMAIN,
+    publicHost: config.PUBLIC_HOST,
+    postgresPort: config.DECOY_POSTGRES_PORT || 5432,
+  };
+}
 
 export interface Api {
   app: Express;
@@ -149,12 +161,9 @@ export function createApp({
   });
   const shield = new ShieldInspector({ tripwires, store, evidence });
   const removal = new EvidenceBoundRemoval({ canaries, threats, evidence, store, clock });
-  const decoys = {
-    publicBaseUrl: config.PUBLIC_BASE_URL,
-    decoyEmailDomain: config.DECOY_EMAIL_DOMAIN,
-  };
-  const refused: RefusedCredential = (req, via, candidates) =>
-    tripwires.checkRefused(req, via, candidates);
+  const decoys = decoySettings(config);
+  const refused: RefusedCredential = async (req, via, candidates) =>
+    void (await tripwires.recordHit({ secrets: candidates, via, ...presenterOf(req) }));
   const session = requireSession(auth, refused);
   const sessionOrKey = requireSessionOrApiKey(auth, refused);
   const keys = new ApiKeysService({ keys: new ApiKeysRepository(mongo.db), audit, clock });
@@ -180,10 +189,11 @@ export function createApp({
   });
   app.use(consoleRoutes(config.CONSOLE_DIR));
   app.use(healthRoutes({ db: mongo.db, indexes: ALL_INDEXES, temporal }));
+  // Before any credential check: a tripwire answers as its decoy would, whatever headers come.
+  app.use(tripwireRoutes(tripwires));
   app.use(foreignCredentialTripwire(refused));
   app.use(apiKeyLayer({ keys, trail, clock, refused }));
 
-  app.use('/r', urlTripwireRoutes(tripwires));
   app.use('/api/auth', authRoutes(auth, config, refused));
   app.use('/api/auth', session, apiKeysRoutes(keys));
   app.use('/api/audit', session, auditRoutes(audit, evidenceService));

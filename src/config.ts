@@ -81,6 +81,32 @@ const configSchema = z.object({
     .default('decoys.localhost'),
   /** The SMTP listener that receives mail for decoy addresses (0: any free port). */
   DECOY_SMTP_PORT: z.coerce.number().int().min(0).max(65535).default(2525),
+  /**
+   * Tripwire traffic (`/r/<token>`, the decoy AWS and Kubernetes APIs) on its own HTTP listener,
+   * so it can face the internet while the API, console, /metrics and /docs stay internal. Unset:
+   * served by the API listener only.
+   */
+  TRIPWIRE_PORT: optional(z.coerce.number().int().min(0).max(65535)),
+  /** Listen address of the tripwire, DNS, Postgres and mail decoys (default: HOST). */
+  TRIPWIRE_HOST: optional(z.string().min(1)),
+  /** How attackers reach the tripwire listener: URL tripwires, AWS endpoint_url, kubeconfig server. */
+  PUBLIC_TRIPWIRE_URL: optional(z.url({ protocol: /^https?$/ })),
+  /** The host name (or address) decoy database URLs point at: where DECOY_POSTGRES_PORT is reachable. */
+  PUBLIC_HOST: z
+    .string()
+    .regex(/^[A-Za-z0-9.:[\]-]+$/, 'a host name or address such as tripwire.example.com')
+    .default('localhost'),
+  /** The Postgres-wire decoy listener; unset: off (database URLs then name port 5432). */
+  DECOY_POSTGRES_PORT: optional(z.coerce.number().int().min(0).max(65535)),
+  /** The zone delegated to this service (NS record): DNS canaries are `<token>.<zone>`. */
+  CANARY_DNS_DOMAIN: z
+    .string()
+    .regex(/^[a-z0-9-]+(\.[a-z0-9-]+)+$/i, 'a domain name such as canary.example.com')
+    .default('canary.localhost'),
+  /** The authoritative DNS listener (UDP and TCP) for CANARY_DNS_DOMAIN; unset: off. */
+  DNS_PORT: optional(z.coerce.number().int().min(0).max(65535)),
+  /** The A record every name in the zone gets (live token or not); unset: every name is NXDOMAIN. */
+  DNS_ANSWER_IPV4: optional(z.ipv4()),
   /** Hits on one canary from one source within this long form one threat event and one alert. */
   STORM_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
   /** A threat alert goes out once no further hit came for this long (at most 30 s after the first). */
@@ -104,6 +130,8 @@ const configSchema = z.object({
   OTEL_EXPORTER_OTLP_ENDPOINT: optional(z.url({ protocol: /^https?$/ })),
   /** IP reputation for `attacker.abuseScore` (AbuseIPDB); null scores when unset. */
   ABUSEIPDB_API_KEY: optional(z.string().min(1)),
+  /** Newer copies of the enrichment data files (see src/canaries/ip-data/README.md); worker only. */
+  IP_DATA_DIR: optional(z.string().min(1)),
   ABUSEIPDB_BASE_URL: z.url({ protocol: /^https?$/ }).default('https://api.abuseipdb.com'),
 });
 

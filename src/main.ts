@@ -1,7 +1,6 @@
 import { once } from 'node:events';
 import { createApp } from './app';
-import { startDecoyMailServer } from './canaries/decoy-mail';
-import { systemClock } from './clock';
+import { startPublicListeners } from './canaries/listeners/public-listeners';
 import { loadConfigOrExit } from './config';
 import { ALL_INDEXES } from './db/indexes';
 import { connectMongo, ensureIndexes } from './db/mongo';
@@ -32,20 +31,13 @@ async function main(): Promise<void> {
   answerClientErrors(server);
   await once(server, 'listening');
   logger.info({ address: server.address() }, 'API listening');
-  const mail = await startDecoyMailServer({
-    host: config.HOST,
-    port: config.DECOY_SMTP_PORT,
-    tripwires: api.tripwires,
-    clock: systemClock,
-    log: logger,
-  });
-  logger.info({ port: mail.port, domain: config.DECOY_EMAIL_DOMAIN }, 'decoy mail listening');
+  const listeners = await startPublicListeners(config, api.tripwires, logger);
 
   const shutdown = (signal: string) => {
     logger.info({ signal }, 'shutting down');
     stopCheckpoints();
     server.close(() => {
-      void mail
+      void listeners
         .close()
         .then(() => api.flush())
         .catch((err: unknown) =>

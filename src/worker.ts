@@ -42,6 +42,7 @@ async function main(): Promise<void> {
       enricher: new IpEnricher({
         abuseIpdbKey: config.ABUSEIPDB_API_KEY,
         abuseIpdbBaseUrl: config.ABUSEIPDB_BASE_URL,
+        dataDir: config.IP_DATA_DIR,
       }),
     }),
   });

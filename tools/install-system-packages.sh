@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the project needs, when missing: a Java 17 JDK and Maven (they build
 # and run the embedded database, tools/mongo-server), openssl (the HTTPS receivers' throw-away CA),
-# chromium (the console's browser tests; playwright-core never downloads one) and poppler-utils
-# (pdftoppm and pdftotext: the evidence PDF test renders and reads the legal export).
+# chromium (the console's browser tests; playwright-core never downloads one), poppler-utils
+# (pdftoppm and pdftotext: the evidence PDF test renders and reads the legal export) and
+# postgresql-client (psql, a real client of the decoy Postgres listener).
 set -euo pipefail
 missing=()
 command -v javac >/dev/null || missing+=(openjdk-17-jdk-headless)
@@ -10,6 +11,7 @@ command -v mvn >/dev/null || missing+=(maven)
 command -v openssl >/dev/null || missing+=(openssl)
 command -v pdftoppm >/dev/null || missing+=(poppler-utils)
 [ -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ] || missing+=(chromium)
+command -v psql >/dev/null || missing+=(postgresql-client)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing ${missing[*]} with apt-get…"
   SUDO=$([ "$(id -u)" -eq 0 ] && echo "" || echo sudo)

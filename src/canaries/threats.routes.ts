@@ -60,6 +60,8 @@ const hitSourceView = z.object({
   user_agent: z.string(),
   via: z.enum(HIT_VIAS),
   mail_server: z.object({ ip: z.string(), helo: z.string(), mail_from: z.string() }).nullable(),
+  /** DNS canary only: the resolver that asked (then `ip` is empty), the name and record type. */
+  resolver: z.object({ ip: z.string(), name: z.string(), type: z.string() }).nullable(),
 });
 
 /** One alert's worth of hits; also an agent's alert (`canary_kind: agent`). */
@@ -79,8 +81,11 @@ export const threatEventView = z.object({
       risk_score: z.number().int(),
       risk_level: z.string(),
       interpretation: z.string(),
+      /** The owner's memo from planting, so the card says which decoy leaked. */
+      memo: z.string(),
       attacker: attackerSchema,
       mail_server: mailServerSchema.nullable(),
+      resolver: mailServerSchema.nullable(),
       sent_at: z.iso.datetime(),
     })
     .nullable(),
@@ -114,6 +119,7 @@ function describeSource(source: HitSource): z.output<typeof hitSourceView> {
       helo: source.mailServer.helo,
       mail_from: source.mailServer.mailFrom,
     },
+    resolver: source.resolver ?? null,
   };
 }
 
@@ -132,8 +138,10 @@ function describeEvent(event: ThreatEvent): z.output<typeof threatEventView> {
       risk_score: event.alert.data.riskScore,
       risk_level: event.alert.data.riskLevel,
       interpretation: event.alert.data.interpretation,
+      memo: event.alert.data.memo ?? '',
       attacker: event.alert.data.attacker,
       mail_server: event.alert.data.mailServer ?? null,
+      resolver: event.alert.data.resolver ?? null,
       sent_at: event.alert.sentAt,
     },
   };

@@ -1,6 +1,4 @@
-import type { Request } from 'express';
 import type { Clock } from '../clock';
-import { requestIdOf } from '../http/request-id';
 import type { EvidenceStore } from '../evidence/evidence.store';
 import { newId } from '../ids';
 import { KeyedBatches } from '../keyed-batches';
@@ -12,11 +10,25 @@ import type { HitSource, HitVia, ThreatHit, ThreatsRepository } from './threats.
 
 export const THREAT_HIT_KIND = 'threat.hit';
 
-export interface HitReport {
+interface HitReport {
   canaryId: string;
   at: Date;
   source: HitSource;
   requestId: string | null;
+}
+
+/**
+ * What a listener saw, in plain values: the strings presented (a password, a key id, a token, a
+ * hostname label), how, and by whom. `client.ip` is empty when only a relay is known (a mail
+ * server, a DNS resolver): the relay is recorded as such, never as the attacker.
+ */
+export interface PresentedHit {
+  secrets: (string | undefined)[];
+  via: HitVia;
+  client: { ip: string; userAgent: string };
+  mailServer?: HitSource['mailServer'];
+  resolver?: HitSource['resolver'];
+  requestId?: string | null;
 }
 
 export interface TripwireSettings {
@@ -44,10 +56,9 @@ export function platformOf(userAgent: string): string {
 }
 
 /**
- * Where canaries fire. Callers look a presented string up with `canaryFor` (awaited: it costs the
- * same point read whether or not the string is a canary, so the attacker's answer neither differs
- * nor takes longer), then `report` the hit, which is recorded off the request path: hits of one
- * canary and source are group-committed (evidence, hit log, event count, one signal per batch).
+ * Where canaries fire. Every listener hands what it saw to `recordHit` and answers after it
+ * returns; the hit is then recorded off the answer's path: hits of one canary and source are
+ * group-committed (evidence, hit log, event and canary counts, one signal per batch).
  */
 export class Tripwires {
   private readonly batches: KeyedBatches<HitReport, void>;
@@ -57,33 +68,42 @@ export class Tripwires {
     this.batches = new KeyedBatches((stormKey, hits) => this.record(stormKey, hits));
   }
 
+  /**
+   * Whether one of these strings is a live canary's token, without recording anything (the decoy
+   * mail listener asks this to refuse unknown recipients). One point read per string.
+   */
   canaryFor(candidates: (string | undefined)[]): Promise<string | null> {
     const present = candidates.filter((c): c is string => !!c && c.length <= 2048);
     return present.length ? this.deps.canaries.canaryIdForToken(present) : Promise.resolve(null);
   }
 
   /**
-   * For every credential the service refuses: if one of the presented strings is a canary, the
-   * hit is reported. Awaited by the refusing code, so refusals cost the same either way.
+   * The one way a hit gets in: every listener (HTTP refusals, `/r/<token>`, decoy mail, DNS,
+   * Postgres, cloud and Kubernetes decoys, shield, leak reports) calls this and answers only after
+   * it returns. It costs the same lookup whether or not a secret is a canary, so the answer neither
+   * differs nor takes longer; a hit is then handed to the recorder, and its canary id returned.
    */
-  async checkRefused(req: Request, via: HitVia, candidates: (string | undefined)[]): Promise<void> {
-    const canaryId = await this.canaryFor(candidates);
-    if (canaryId) this.reportFrom(req, canaryId, via);
-  }
-
-  /** Reports a hit whose source is this HTTP request. */
-  reportFrom(req: Request, canaryId: string, via: HitVia): void {
+  async recordHit(hit: PresentedHit): Promise<string | null> {
+    const canaryId = await this.canaryFor(hit.secrets);
+    if (!canaryId) return null;
     this.report({
       canaryId,
       at: this.deps.clock(),
-      source: { ip: req.ip ?? '', userAgent: req.get('user-agent') ?? '', via, mailServer: null },
-      requestId: requestIdOf(req),
+      source: {
+        ip: hit.client.ip,
+        userAgent: hit.client.userAgent.slice(0, 512),
+        via: hit.via,
+        mailServer: hit.mailServer ?? null,
+        ...(hit.resolver && { resolver: hit.resolver }),
+      },
+      requestId: hit.requestId ?? null,
     });
+    return canaryId;
   }
 
   /** Records the hit in the background; failures are logged with the whole hit, never dropped silently. */
-  report(hit: HitReport): void {
-    const source = hit.source.mailServer?.ip ?? hit.source.ip;
+  private report(hit: HitReport): void {
+    const source = hit.source.mailServer?.ip ?? hit.source.resolver?.ip ?? hit.source.ip;
     const task = this.batches.submit(`${hit.canaryId}|${source}`, hit).catch((err: unknown) => {
       this.deps.log.error({ err, hit }, 'tripwire hit could not be recorded');
     });
@@ -114,7 +134,9 @@ export class Tripwires {
           canaryKind: canary.kind,
           platform:
             canary.platform ??
-            (canary.kind === 'email' ? 'email' : platformOf(first.source.userAgent)),
+            (canary.kind === 'email' || canary.kind === 'dns'
+              ? canary.kind
+              : platformOf(first.source.userAgent)),
           source: first.source,
           firstHitAt: first.at,
           lastHitAt: first.at,
@@ -138,6 +160,7 @@ export class Tripwires {
           ip: h.source.ip,
           user_agent: h.source.userAgent,
           mail_server: h.source.mailServer,
+          ...(h.source.resolver && { resolver: h.source.resolver }),
           request_id: h.requestId,
         },
       })),
@@ -157,6 +180,7 @@ export class Tripwires {
       },
     }));
     await threats.addHits(threatEventId, logged);
+    await this.deps.canaries.countHits(canary.id, hits.length, hits.at(-1)!.at);
     await signalThreatAlert(
       temporal,
       {

@@ -20,6 +20,7 @@ import {
 } from '../alerts/channels.routes';
 import { auditTrailView, pageSchema as trailQuery } from '../audit/audit.routes';
 import { canaryListView, canaryView, plantSchema } from '../canaries/canaries.routes';
+import { kubernetesStatusView } from '../canaries/listeners/kubernetes';
 import {
   pageSchema as threatQuery,
   threatEventListView,
@@ -312,9 +313,37 @@ export const OPERATIONS: Operation[] = [
   {
     method: 'get',
     path: '/r/{token}',
-    summary: 'URL tripwire: an ordinary page for any token',
+    summary: 'URL tripwire: an ordinary page for any token, whatever headers come with it',
     auth: 'none',
+    beforeKeyLayer: true,
     success: { status: 200, description: 'An ordinary page', contentType: 'text/html' },
+  },
+  {
+    method: 'post',
+    path: '/aws/',
+    summary:
+      'Decoy AWS endpoint (the endpoint_url of planted AWS profiles; any method and path below /aws): a call signed with a decoy key id fires',
+    auth: 'none',
+    beforeKeyLayer: true,
+    success: {
+      status: 403,
+      description:
+        'InvalidClientTokenId (S3: InvalidAccessKeyId), as AWS answers an unknown key, in the protocol the client speaks (query XML or JSON), canary or not',
+      contentType: 'text/xml',
+    },
+  },
+  {
+    method: 'get',
+    path: '/k8s/{path}',
+    summary:
+      'Decoy Kubernetes API (the server of planted kubeconfigs; any method and path below /k8s): a request presenting a decoy token fires',
+    auth: 'none',
+    beforeKeyLayer: true,
+    success: {
+      status: 401,
+      description: 'The API server’s Unauthorized Status, canary or not',
+    },
+    response: kubernetesStatusView,
   },
   {
     method: 'post',

@@ -4,6 +4,7 @@ import type { CanariesRepository } from '../canaries/canaries.repository';
 import { makeDecoy, RAG_MARKER_PATTERN, type DecoySettings } from '../canaries/decoys';
 import type { EvidenceBoundRemoval } from '../canaries/evidence-bound-removal';
 import { HIT_VIAS, type ThreatsRepository } from '../canaries/threats.repository';
+import { presenterOf } from '../canaries/tripwire.routes';
 import type { Tripwires } from '../canaries/tripwires';
 import type { Clock } from '../clock';
 import { evidenceRefView } from '../evidence/evidence.service';
@@ -152,9 +153,12 @@ export function ragRoutes(deps: RagDeps): Router {
     const markers = [...new Set(text.match(RAG_MARKER_PATTERN) ?? [])];
     const own: string[] = [];
     for (const marker of markers) {
-      const canaryId = await tripwires.canaryFor([marker]);
+      const canaryId = await tripwires.recordHit({
+        secrets: [marker],
+        via: 'leak_report',
+        ...presenterOf(req),
+      });
       if (!canaryId) continue;
-      tripwires.reportFrom(req, canaryId, 'leak_report');
       const canary = await canaries.findById(canaryId);
       if (canary?.accountId === callerAccountId(res)) own.push(marker);
     }

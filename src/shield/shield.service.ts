@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Request } from 'express';
 import { z } from 'zod';
 import { emailToken, RAG_MARKER_PATTERN, urlToken } from '../canaries/decoys';
+import { presenterOf } from '../canaries/tripwire.routes';
 import type { Tripwires } from '../canaries/tripwires';
 import type { EvidenceRepository } from '../evidence/evidence.repository';
 import { evidenceRefView } from '../evidence/evidence.service';
@@ -124,13 +125,16 @@ export class ShieldInspector {
     const found = await Promise.all(
       candidates.map(async ([token, c]) => ({
         c,
-        canaryId: await this.deps.tripwires.canaryFor([token]),
+        canaryId: await this.deps.tripwires.recordHit({
+          secrets: [token],
+          via: 'shield',
+          ...presenterOf(req),
+        }),
       })),
     );
     const leaks: Finding[] = [];
     for (const { c, canaryId } of found) {
       if (!canaryId) continue;
-      this.deps.tripwires.reportFrom(req, canaryId, 'shield');
       leaks.push({
         rule: 'canary.leak',
         category: 'secret',

@@ -219,7 +219,13 @@ describe('the web console', () => {
     }
     await expect(event.textContent()).resolves.toMatch(/api_key canary fired once.*risk/);
     await expect(event.textContent()).resolves.toMatch(/Interpretation/);
+    await expect(event.textContent()).resolves.toMatch(/Memobilling \.env/);
     await shot('threats');
+
+    await open('Canaries');
+    await expect(page.getByTestId('canary-hits').first().textContent()).resolves.toMatch(
+      /^Fired once, last /,
+    );
   });
 
   it('browses the evidence log, sees the chain intact, and verifies a record', async () => {

@@ -4,7 +4,7 @@ import { alertPayloadSchema, type AlertPayload } from '../../src/alerts/payload'
 import { verifyWebhookSignature } from '../../src/alerts/webhook-signature';
 import { canaryView } from '../../src/canaries/canaries.routes';
 import { threatEventListView, threatLogView } from '../../src/canaries/threats.routes';
-import { startDecoyMailServer, type DecoyMailServer } from '../../src/canaries/decoy-mail';
+import { startDecoyMailServer, type DecoyMailServer } from '../../src/canaries/listeners/smtp';
 import { generateApiKey } from '../../src/keys/api-key-format';
 import { createKey, signUpAndLogIn, type SignedIn } from '../support/accounts';
 import { Receiver } from '../support/receiver';
@@ -35,7 +35,6 @@ beforeAll(async () => {
     host: '127.0.0.1',
     port: 0,
     tripwires: t.tripwires,
-    clock: () => new Date(),
     log: testLogger(t.config),
   });
 });

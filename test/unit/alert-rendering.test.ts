@@ -135,3 +135,65 @@ describe('email and Telegram renderings', () => {
     }
   });
 });
+
+describe('what leaked, in every rendering', () => {
+  const withMemo: AlertPayload = {
+    ...tripwire,
+    data: { ...tripwire.data, memo: 'prod .env on build box', canaryKind: 'aws_access_key' },
+  };
+  const renderings = (payload: AlertPayload) => ({
+    slack: JSON.stringify(slackMessage(payload)),
+    discord: JSON.stringify(discordMessage(payload)),
+    email: emailMessage(payload).text,
+    emailHtml: emailMessage(payload).html,
+    telegram: telegramText(payload),
+  });
+
+  it('when a canary with a memo fires, then every rendering shows the memo and where it was planted', () => {
+    for (const [channel, body] of Object.entries(renderings(withMemo))) {
+      expect([channel, body.includes('prod .env on build box')]).toEqual([channel, true]);
+      expect([channel, body.includes('GitHub Actions')]).toEqual([channel, true]);
+      expect([channel, body.includes('planted 12 days ago')]).toEqual([channel, true]);
+    }
+  });
+
+  it('when an agent goes silent, then the alert says so and names the agent, not a planted canary', () => {
+    const agent: AlertPayload = {
+      ...tripwire,
+      data: {
+        ...tripwire.data,
+        canaryId: 'agt_1',
+        canaryKind: 'agent',
+        summary: 'agent went silent',
+        platform: 'support-bot',
+      },
+    };
+    for (const [channel, body] of Object.entries(renderings(agent))) {
+      expect([channel, body.includes('agent went silent on support-bot')]).toEqual([channel, true]);
+      expect([channel, body.includes('Agent agt_1')]).toEqual([channel, true]);
+      expect([channel, /canary fired|planted \d+ days ago|Memo/.test(body)]).toEqual([
+        channel,
+        false,
+      ]);
+    }
+  });
+
+  it('when a DNS canary fired, then the resolver is shown as such and no attacker address', () => {
+    const dns: AlertPayload = {
+      ...withMemo,
+      data: {
+        ...withMemo.data,
+        canaryKind: 'dns',
+        attacker: { ...tripwire.data.attacker, ip: '' },
+        resolver: { ip: '198.51.100.53', country: 'US', city: '', org: 'Example DNS (AS64500)' },
+      },
+    };
+    expect(alertPayloadSchema.parse(dns)).toEqual(dns);
+    for (const body of Object.values(renderings(dns))) {
+      expect(body).toContain('DNS resolver (not the attacker)');
+      expect(body).not.toContain('Attacker IP');
+    }
+    const withAttacker = { ...dns, data: { ...dns.data, attacker: tripwire.data.attacker } };
+    expect(alertPayloadSchema.safeParse(withAttacker).success).toBe(false);
+  });
+});

@@ -6,6 +6,9 @@ import { parseApiKey } from '../../src/keys/api-key-format';
 const settings = {
   publicBaseUrl: 'https://svc.example.com/',
   decoyEmailDomain: 'decoys.example.com',
+  dnsDomain: 'canary.example.com',
+  publicHost: 'tripwire.example.com',
+  postgresPort: 15432,
 };
 
 describe('decoys', () => {
@@ -33,9 +36,29 @@ describe('decoys', () => {
     expect(makeDecoy('email', settings).value).toMatch(
       /^[a-z2-7]{6}\.[a-z2-7]{6}@decoys\.example\.com$/,
     );
-    const db = new URL(makeDecoy('database_url', settings).value);
-    expect(db.protocol).toBe('postgres:');
-    expect(makeDecoy('database_url', settings).tokens).toHaveLength(1);
+    const dbDecoy = makeDecoy('database_url', settings);
+    const db = new URL(dbDecoy.value);
+    expect(db).toMatchObject({ protocol: 'postgres:', hostname: 'tripwire.example.com' });
+    expect(db.port).toBe('15432');
+    expect(dbDecoy.tokens).toEqual([db.password, `pg-user:${db.username}`]);
+    expect(makeDecoy('dns', settings).value).toMatch(/^[a-z2-7]{20}\.canary\.example\.com$/);
+  });
+
+  it('when a cloud key is made, then its profile sends every call to the decoy AWS endpoint', () => {
+    const aws = makeDecoy('aws_access_key', settings);
+    const [credentials, config] = aws.files!;
+    expect(credentials).toEqual({
+      path: '~/.aws/credentials',
+      content: `[default]\naws_access_key_id = ${aws.value}\naws_secret_access_key = ${aws.secret}\n`,
+    });
+    expect(config!.content).toContain('endpoint_url = https://svc.example.com/aws\n');
+  });
+
+  it('when a kubeconfig is made, then its cluster is the decoy API and its token fires', () => {
+    const kube = makeDecoy('kubeconfig', settings);
+    expect(kube.value).toContain('    server: https://svc.example.com/k8s\n');
+    expect(kube.value).toContain(`    token: ${kube.tokens[0]}\n`);
+    expect(kube.tokens[0]).toMatch(/^eyJ[\w-]+\.eyJ[\w-]+\.[\w-]+$/);
   });
 });
 
@@ -80,21 +103,41 @@ describe('risk', () => {
 
   it('when the owner did not say where it was planted, then the sentence leaves it out', () => {
     expect(
-      interpret({ kind: 'url', plantedOn: null, attackerType: 'unknown', sourceIp: '', hits: 1 }),
+      interpret({
+        kind: 'url',
+        memo: '',
+        plantedOn: null,
+        attackerType: 'unknown',
+        sourceIp: '',
+        hits: 1,
+      }),
     ).toMatch(/^A tripwire URL was used from an unknown address\. /);
   });
 
   it('when interpreted, then the sentence says what fired, from where, how often, and what to do', () => {
     const text = interpret({
       kind: 'aws_access_key',
+      memo: 'prod .env on build box',
       plantedOn: 'GitHub',
       attackerType: 'datacenter',
       sourceIp: '203.0.113.9',
       hits: 12,
     });
     expect(text).toBe(
-      'A decoy cloud access key planted on GitHub was used from 203.0.113.9 (datacenter) 12 times. Find where this key was stored and treat that place as exposed.',
+      'A decoy cloud access key "prod .env on build box" planted on GitHub was used from 203.0.113.9 (datacenter) 12 times. Find where this key was stored and treat that place as exposed.',
     );
+  });
+
+  it('when a DNS canary is looked up, then the sentence says the resolver is not the attacker', () => {
+    const text = interpret({
+      kind: 'dns',
+      memo: 'wiki',
+      plantedOn: null,
+      attackerType: 'unknown',
+      sourceIp: '',
+      hits: 1,
+    });
+    expect(text).toMatch(/^A DNS canary hostname "wiki" was looked up \(through a DNS resolver/);
   });
 });
 

@@ -23,6 +23,8 @@ describe('loadConfig', () => {
       PUBLIC_BASE_URL: 'http://localhost:8080',
       DECOY_EMAIL_DOMAIN: 'decoys.localhost',
       DECOY_SMTP_PORT: 2525,
+      PUBLIC_HOST: 'localhost',
+      CANARY_DNS_DOMAIN: 'canary.localhost',
       STORM_WINDOW_SECONDS: 60,
       ALERT_GATHER_MS: 2000,
       ABUSEIPDB_BASE_URL: 'https://api.abuseipdb.com',

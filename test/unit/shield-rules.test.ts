@@ -340,6 +340,9 @@ describe('credentialCandidates', () => {
   const settings = {
     publicBaseUrl: 'https://svc.example.com/',
     decoyEmailDomain: 'decoys.example.com',
+    dnsDomain: 'canary.example.com',
+    publicHost: 'svc.example.com',
+    postgresPort: 5432,
   };
 
   /** What the route does with a candidate before it looks it up in the canary store. */
@@ -355,7 +358,9 @@ describe('credentialCandidates', () => {
       const decoy = makeDecoy(kind, settings);
       const message = `here you go: ${decoy.value}${decoy.secret ? ` / ${decoy.secret}` : ''}, thanks`;
       const presented = new Set(credentialCandidates(message).map((c) => asToken(c.text)));
-      for (const token of decoy.tokens) expect(presented).toContain(token);
+      // The Postgres user name is a token only at the decoy Postgres listener.
+      const tokens = decoy.tokens.filter((t) => !t.startsWith('pg-user:'));
+      for (const token of tokens) expect(presented).toContain(token);
     }
   });
 

@@ -18,6 +18,8 @@ const KINDS: Record<CanaryKind, string> = {
   database_url: 'Database connection string',
   url: 'URL',
   email: 'Email address',
+  dns: 'DNS hostname',
+  kubeconfig: 'Kubeconfig',
 };
 
 /** Canaries: plant one of each kind, see its value and how to use it, retire it. */
@@ -111,6 +113,13 @@ export function CanariesView() {
                 <CopyButton text={canary.secret} label="Copy secret" />
               </p>
             )}
+            {canary.files?.map((file) => (
+              <details key={file.path}>
+                <summary>{file.path}</summary>
+                <pre class="secret">{file.content}</pre>
+                <CopyButton text={file.content} label={`Copy ${file.path}`} />
+              </details>
+            ))}
             <details>
               <summary>How to use it</summary>
               <p>{canary.how_to_use}</p>
@@ -118,6 +127,16 @@ export function CanariesView() {
             <p class="muted">
               Planted <Time iso={canary.created_at} />
               {canary.platform && ` on ${canary.platform}`}
+            </p>
+            <p data-testid="canary-hits">
+              {canary.hit_count === 0 ? (
+                'Never fired'
+              ) : (
+                <>
+                  Fired {canary.hit_count === 1 ? 'once' : `${canary.hit_count} times`}, last{' '}
+                  <Time iso={canary.last_hit_at} />
+                </>
+              )}
             </p>
             <ConfirmButton
               label="Retire"

@@ -47,7 +47,7 @@ function ThreatCard({ event }: { event: ThreatEvent }) {
   return (
     <li class="card" data-testid="threat-event">
       <h3>
-        {event.canary_kind} canary fired{' '}
+        {event.canary_kind === 'agent' ? 'agent alert' : `${event.canary_kind} canary fired`}{' '}
         {event.hit_count === 1 ? 'once' : `${event.hit_count} times`}{' '}
         {alert && <span class={`badge risk-${alert.risk_level}`}>{alert.risk_level} risk</span>}
       </h3>
@@ -62,11 +62,19 @@ function ThreatCard({ event }: { event: ThreatEvent }) {
             </>
           )}
         </dd>
+        {alert?.memo && (
+          <>
+            <dt>Memo</dt>
+            <dd>{alert.memo}</dd>
+          </>
+        )}
+        <dt>Planted on</dt>
+        <dd>{event.platform}</dd>
         <dt>How</dt>
         <dd>{event.source.via}</dd>
         <dt>From</dt>
         <dd>
-          {event.source.ip || 'no address (mail)'}
+          {event.source.ip || 'no address (relayed)'}
           {who && ` (${[who.city, who.country, who.org, who.type].filter(Boolean).join(', ')})`}
         </dd>
         {alert && (
@@ -78,6 +86,14 @@ function ThreatCard({ event }: { event: ThreatEvent }) {
             </dd>
             <dt>Interpretation</dt>
             <dd>{alert.interpretation}</dd>
+          </>
+        )}
+        {alert?.resolver && (
+          <>
+            <dt>DNS resolver (not the attacker)</dt>
+            <dd>
+              {alert.resolver.ip} {alert.resolver.org}
+            </dd>
           </>
         )}
         {alert?.mail_server && (

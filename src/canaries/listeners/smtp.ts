@@ -1,9 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
-import type { Clock } from '../clock';
-import type { Logger } from '../logger';
-import { emailToken } from './decoys';
-import type { Tripwires } from './tripwires';
+import type { Logger } from '../../logger';
+import { emailToken } from '../decoys';
+import type { Tripwires } from '../tripwires';
 
 const MAX_MESSAGE_BYTES = 1_000_000;
 
@@ -22,10 +21,9 @@ export async function startDecoyMailServer(deps: {
   host: string;
   port: number;
   tripwires: Tripwires;
-  clock: Clock;
   log: Logger;
 }): Promise<DecoyMailServer> {
-  const { tripwires, clock, log } = deps;
+  const { tripwires, log } = deps;
   const decoysOf = new WeakMap<SMTPServerSession, Set<string>>();
 
   const server = new SMTPServer({
@@ -44,7 +42,7 @@ export async function startDecoyMailServer(deps: {
             );
           }
           const set = decoysOf.get(session) ?? new Set<string>();
-          decoysOf.set(session, set.add(canaryId));
+          decoysOf.set(session, set.add(address.address));
           callback();
         },
         (err: Error) => {
@@ -56,26 +54,30 @@ export async function startDecoyMailServer(deps: {
     onData(stream, session, callback) {
       stream.resume();
       stream.on('end', () => {
-        const at = clock();
-        for (const canaryId of decoysOf.get(session) ?? []) {
-          tripwires.report({
-            canaryId,
-            at,
-            source: {
-              ip: '',
-              userAgent: '',
-              via: 'email',
-              mailServer: {
-                ip: session.remoteAddress.replace(/^::ffff:/, ''),
-                helo: session.hostNameAppearsAs,
-                mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-              },
-            },
-            requestId: null,
-          });
-        }
+        const recipients = [...(decoysOf.get(session) ?? [])];
         decoysOf.delete(session);
-        callback();
+        const mailServer = {
+          ip: session.remoteAddress.replace(/^::ffff:/, ''),
+          helo: session.hostNameAppearsAs,
+          mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+        };
+        // The mail is accepted only once every hit it carries is handed over.
+        Promise.all(
+          recipients.map((address) =>
+            tripwires.recordHit({
+              secrets: [emailToken(address)],
+              via: 'email',
+              client: { ip: '', userAgent: '' },
+              mailServer,
+            }),
+          ),
+        ).then(
+          () => callback(),
+          (err: Error) => {
+            log.error({ err }, 'decoy mail: hit could not be handed over');
+            callback(Object.assign(new Error('4.3.0 Try again later'), { responseCode: 451 }));
+          },
+        );
       });
     },
   });

@@ -1,0 +1,152 @@
+/**
+ * The decoy listeners with real clients: Postgres logins (`pg`) and DNS lookups (Node's resolver),
+ * each with a live canary's secret against an unknown one in the same run. An attacker must not be
+ * able to tell them apart by time, and every live attempt must be recorded: the two kinds of
+ * attempt are interleaved, and the report gives latency p50/p95/p99 of both, their ratio, and the
+ * hits recorded against the live attempts made.
+ *
+ *   npm run bench:listeners -- [--attempts 500] [--concurrency 10]
+ */
+import { Resolver } from 'node:dns/promises';
+import { parseArgs } from 'node:util';
+import { Client } from 'pg';
+import pino from 'pino';
+import request from 'supertest';
+import { createApp } from '../src/app';
+import { startPublicListeners } from '../src/canaries/listeners/public-listeners';
+import { loadConfig } from '../src/config';
+import { ALL_INDEXES } from '../src/db/indexes';
+import { connectMongo, ensureIndexes } from '../src/db/mongo';
+import { createTemporal } from '../src/temporal/client';
+import { freePort } from '../tools/stack';
+import { pct, pool } from './support/latency';
+import { startWorkerStack } from './support/worker-stack';
+
+const { values } = parseArgs({
+  options: {
+    attempts: { type: 'string', default: '500' },
+    concurrency: { type: 'string', default: '10' },
+  },
+});
+const ATTEMPTS = Number(values.attempts);
+const CONCURRENCY = Number(values.concurrency);
+const ZONE = 'canary.bench.example';
+
+async function main(): Promise<void> {
+  const stack = await startWorkerStack('listeners', {
+    PUBLIC_HOST: '127.0.0.1',
+    TRIPWIRE_HOST: '127.0.0.1',
+    DECOY_POSTGRES_PORT: String(await freePort()),
+    DECOY_SMTP_PORT: '0',
+    DNS_PORT: String(await freePort()),
+    CANARY_DNS_DOMAIN: ZONE,
+    DNS_ANSWER_IPV4: '192.0.2.1',
+  });
+  const config = loadConfig(stack.env);
+  const db = await connectMongo(config.MONGODB_URI, config.MONGODB_DB);
+  await ensureIndexes(db.db, ALL_INDEXES);
+  const temporal = createTemporal(config);
+  const logger = pino({ level: 'warn' });
+  const api = createApp({ config, logger, mongo: db, temporal });
+  const listeners = await startPublicListeners(config, api.tripwires, logger);
+  try {
+    await stack.ready();
+    const email = `bench-${Date.now()}@example.com`;
+    const password = 'benchmark password 123';
+    await request(api.app).post('/api/auth/signup').send({ email, password });
+    const login = await request(api.app).post('/api/auth/login').send({ email, password });
+    const { token } = login.body as { token: string };
+    const auth = { authorization: `Bearer ${token}` };
+    const plant = async (kind: string) =>
+      (await request(api.app).post('/api/canaries').set(auth).send({ kind })).body as {
+        canary_id: string;
+        value: string;
+      };
+    const database = await plant('database_url');
+    const dns = await plant('dns');
+    const unknownUrl = new URL(database.value);
+    // Neither half known: the user name is a token too.
+    unknownUrl.username = 'svc_unknown';
+    unknownUrl.password = 'not-a-canary-password';
+
+    const pgLogin = (url: string) => async () => {
+      const started = performance.now();
+      const client = new Client({ connectionString: url });
+      await client.connect().then(
+        () => Promise.reject(new Error('the decoy let a login in')),
+        (err: { code?: string }) => {
+          if (err.code !== '28P01') throw err;
+        },
+      );
+      return performance.now() - started;
+    };
+    const resolver = new Resolver({ timeout: 2_000, tries: 1 });
+    resolver.setServers([`127.0.0.1:${listeners.ports.dns}`]);
+    const lookup = (name: (i: number) => string) => async (i: number) => {
+      const started = performance.now();
+      await resolver.resolve4(name(i));
+      return performance.now() - started;
+    };
+
+    const rows: string[] = [];
+    const compare = async (
+      label: string,
+      unknown: (i: number) => Promise<number>,
+      live: (i: number) => Promise<number>,
+      canaryId: string,
+    ) => {
+      const hits = db.db.collection('threat_hits');
+      const before = await hits.countDocuments({ canaryId });
+      // Interleaved, so both kinds of attempt meet the same load (recording included).
+      const base: number[] = [];
+      const fired: number[] = [];
+      await pool(2 * ATTEMPTS, CONCURRENCY, async (i) => {
+        const ms = await (i % 2 ? live : unknown)(i >> 1);
+        (i % 2 ? fired : base).push(ms);
+        return ms;
+      });
+      [base, fired].forEach((l) => l.sort((a, b) => a - b));
+      await api.tripwires.flush();
+      const recorded = (await hits.countDocuments({ canaryId })) - before;
+      const ms = (l: number[]) => [50, 95, 99].map((p) => pct(l, p).toFixed(1)).join(' / ');
+      rows.push(
+        `| ${label} | ${ms(base)} | ${ms(fired)} | ${(pct(fired, 50) / pct(base, 50)).toFixed(2)} | ${recorded} of ${ATTEMPTS} |`,
+      );
+    };
+    console.error(`${ATTEMPTS} Postgres logins each way, ${CONCURRENCY} at a time…`);
+    await compare(
+      'Postgres login (pg)',
+      pgLogin(unknownUrl.toString()),
+      pgLogin(database.value),
+      database.canary_id,
+    );
+    console.error(`${ATTEMPTS} DNS lookups each way…`);
+    // Distinct names below the token, so no cache answers for the listener.
+    await compare(
+      'DNS A lookup (UDP)',
+      lookup((i) => `n${i}.unknown-label.${ZONE}`),
+      lookup((i) => `n${i}.${dns.value}`),
+      dns.canary_id,
+    );
+    console.log(
+      [
+        `Decoy listeners, ${ATTEMPTS} attempts each way, concurrency ${CONCURRENCY}`,
+        '',
+        '| Client | unknown secret p50 / p95 / p99 ms | live canary p50 / p95 / p99 ms | p50 ratio | hits recorded |',
+        '| --- | --- | --- | --- | --- |',
+        ...rows,
+      ].join('\n'),
+    );
+  } finally {
+    await listeners.close();
+    await api.flush();
+    await db.client.close();
+    await temporal.close();
+    await stack.stop();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,70 @@
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import type { Config } from '../../config';
+import type { Logger } from '../../logger';
+import { createTripwireApp } from '../tripwire.routes';
+import type { Tripwires } from '../tripwires';
+import { startDnsListener } from './dns';
+import { startPostgresListener } from './postgres';
+import { startDecoyMailServer } from './smtp';
+
+interface Started {
+  name: PublicListenerName;
+  port: number;
+  close(): Promise<void>;
+}
+
+export type PublicListenerName = 'mail' | 'tripwire' | 'dns' | 'postgres';
+
+export interface PublicListeners {
+  /** The port each started listener is on (a configured 0 becomes the port it got). */
+  ports: Partial<Record<PublicListenerName, number>>;
+  close(): Promise<void>;
+}
+
+/**
+ * Every listener attackers reach, apart from the API: decoy mail always; the tripwire HTTP
+ * listener, DNS and Postgres when their ports are set. All on TRIPWIRE_HOST (default HOST), so an
+ * operator can expose these and keep the API, console, /metrics and /docs internal.
+ */
+export async function startPublicListeners(
+  config: Config,
+  tripwires: Tripwires,
+  log: Logger,
+): Promise<PublicListeners> {
+  const host = config.TRIPWIRE_HOST ?? config.HOST;
+  const started: Started[] = [];
+  const mail = await startDecoyMailServer({ host, port: config.DECOY_SMTP_PORT, tripwires, log });
+  started.push({ name: 'mail', ...mail });
+  if (config.TRIPWIRE_PORT !== undefined) {
+    const server = createTripwireApp(tripwires, config.TRUST_PROXY, log).listen(
+      config.TRIPWIRE_PORT,
+      host,
+    );
+    await once(server, 'listening');
+    started.push({
+      name: 'tripwire',
+      port: (server.address() as AddressInfo).port,
+      close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    });
+  }
+  if (config.DNS_PORT !== undefined) {
+    const settings = { zone: config.CANARY_DNS_DOMAIN, answerIpv4: config.DNS_ANSWER_IPV4 ?? null };
+    const dns = await startDnsListener({ host, port: config.DNS_PORT, tripwires, settings, log });
+    started.push({ name: 'dns', ...dns });
+  }
+  if (config.DECOY_POSTGRES_PORT !== undefined) {
+    const pg = await startPostgresListener({
+      host,
+      port: config.DECOY_POSTGRES_PORT,
+      tripwires,
+      log,
+    });
+    started.push({ name: 'postgres', ...pg });
+  }
+  for (const { name, port } of started) log.info({ host, port }, `public ${name} listener up`);
+  return {
+    ports: Object.fromEntries(started.map((s) => [s.name, s.port])),
+    close: async () => void (await Promise.allSettled(started.map((s) => s.close()))),
+  };
+}
