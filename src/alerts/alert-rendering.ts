@@ -1,6 +1,9 @@
 import type { AlertLevel, AlertPayload } from './payload';
 
-/** Renderings of one alert for every channel kind: Slack Block Kit, Discord embeds, email, Telegram. */
+/**
+ * Renderings of one alert: Slack Block Kit, Discord embeds, email, Telegram; the headline, facts and
+ * canary line are shared with the other providers (`providers/`), so every kind says the same.
+ */
 
 const LEVEL_COLOURS: Record<AlertLevel, number> = {
   CRITICAL: 0xd32f2f,
@@ -14,13 +17,13 @@ function location(place: { city: string; country: string }): string {
   return [place.city, place.country].filter(Boolean).join(', ') || 'unknown';
 }
 
-function headline({ data }: AlertPayload): string {
+export function headline({ data }: AlertPayload): string {
   const prefix = data.test ? '[TEST] ' : '';
   return `${prefix}${LEVEL_MARKS[data.alertLevel]} ${data.alertLevel}: canary fired on ${data.platform}`;
 }
 
 /** The facts shown, in order: who touched the canary (or, for a decoy email, the mail server). */
-function facts({ data }: AlertPayload): [label: string, value: string][] {
+export function facts({ data }: AlertPayload): [label: string, value: string][] {
   const source: [string, string][] = data.mailServer
     ? [
         ['Mail server (sender’s provider: do not block)', data.mailServer.ip || 'unknown'],
@@ -86,7 +89,7 @@ function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-function canaryLine({ data }: AlertPayload): string {
+export function canaryLine({ data }: AlertPayload): string {
   return `Canary ${data.canaryId} · planted ${data.canaryAgeDays} days ago · ${data.triggeredAt}`;
 }
 
