@@ -225,7 +225,7 @@ describe('the Temporal UI', () => {
     const summaries: string[] = [];
     for (const event of (await handle.fetchHistory()).events ?? []) {
       const summary = event.userMetadata?.summary;
-      if (summary) summaries.push(defaultPayloadConverter.fromPayload(summary as never));
+      if (summary) summaries.push(defaultPayloadConverter.fromPayload(summary));
     }
     expect(summaries).toEqual(
       expect.arrayContaining([
