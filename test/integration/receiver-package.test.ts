@@ -144,11 +144,11 @@ describe('the examples, run as receivers', () => {
     );
     let output = '';
     await new Promise<void>((resolve, reject) => {
-      proc.stdout!.on('data', (c: Buffer) => {
+      proc.stdout.on('data', (c: Buffer) => {
         output += c.toString();
         if (output.includes('listening')) resolve();
       });
-      proc.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+      proc.stderr.on('data', (c: Buffer) => (output += c.toString()));
       proc.on('exit', (code) => reject(new Error(`${file} exited with ${code}: ${output}`)));
     });
     return { url: `http://127.0.0.1:${port}/tripwire`, proc };
