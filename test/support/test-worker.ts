@@ -45,9 +45,11 @@ export async function startTestWorker(
   builtIns: Partial<BuiltInSettings> = {},
   /** Fault injection: the real activities, some of them wrapped (a write failing once, say). */
   wrap: (activities: Activities) => Activities = (activities) => activities,
+  /** Another Temporal server than the test suite's (one with the Web UI, say). */
+  address = process.env.TEMPORAL_ADDRESS,
 ): Promise<{ stop(): Promise<void> }> {
   quietRuntime();
-  const connection = await NativeConnection.connect({ address: process.env.TEMPORAL_ADDRESS });
+  const connection = await NativeConnection.connect({ address });
   const worker = await Worker.create({
     connection,
     taskQueue,
