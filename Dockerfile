@@ -8,6 +8,8 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 COPY tools/build-console.mjs tools/
 COPY console console
+# The receivers' verification package is a workspace, and the service signs with it.
+COPY packages packages
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src src

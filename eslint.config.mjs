@@ -5,7 +5,16 @@ import tseslint from 'typescript-eslint';
 const nodeBuiltins = (await import('node:module')).builtinModules;
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.data/**', 'coverage/**', '**/*.d.mts'] },
+  {
+    ignores: [
+      'dist/**',
+      'packages/*/dist/**',
+      'node_modules/**',
+      '.data/**',
+      'coverage/**',
+      '**/*.d.mts',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -29,6 +38,12 @@ export default tseslint.config(
         console: 'readonly',
       },
     },
+  },
+  {
+    // Receiver examples are what users copy: CommonJS with require(), as their READMEs show.
+    files: ['packages/*/examples/**'],
+    languageOptions: { globals: { Buffer: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {
     // Workflow code is replayed and must stay deterministic: no I/O, no Node, no app code.

@@ -3,22 +3,15 @@ import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { Db } from 'mongodb';
 import type { z } from 'zod';
 import {
-  resolveSafeTarget,
-  UnsafeTargetError,
-  type SafeTarget,
-} from '../src/alerts/address-safety';
-import { channelRequest } from '../src/alerts/channel-requests';
-import {
-  AlertMailer,
   BUILT_IN_CHANNEL_IDS,
   isBuiltInChannel,
-  sendTelegram,
   type BuiltInSettings,
 } from '../src/alerts/built-in-channels';
+import { ChannelSender } from '../src/alerts/channel-sender';
 import { ChannelsRepository } from '../src/alerts/channels.repository';
 import { DeliveriesRepository, type DeliveryContext } from '../src/alerts/deliveries.repository';
-import { httpAttempt, postOnce, type Attempt } from '../src/alerts/http-delivery';
-import { alertPayloadSchema, type AlertPayload } from '../src/alerts/payload';
+import { alertPayloadSchema } from '../src/alerts/payload';
+import { subscribes, type RoutedAlert } from '../src/alerts/routing';
 import { UsersRepository } from '../src/accounts/users.repository';
 import { DELIVERY_OUTCOME_KIND, type deliveryOutcomeData } from '../src/audit/audit-trail';
 import type { EvidenceStore } from '../src/evidence/evidence.store';
@@ -26,8 +19,8 @@ import { deliveryAttempts, deliveryOutcomes } from '../src/metrics';
 import {
   DELIVERY_REJECTED,
   DELIVERY_RETRYABLE,
-  UNSAFE_TARGET,
   type AlertPayloadJson,
+  type AttemptReport,
   type ChannelResult,
   type DeliveryTarget,
 } from '../workflows/shared';
@@ -40,6 +33,18 @@ export interface AlertDeliveryDeps {
   evidence: EvidenceStore;
 }
 
+interface AttemptInput {
+  accountId: string;
+  channelId: string;
+  deliveryId: string;
+  /** A resend: the delivery id receivers saw first, sent again. */
+  resendOf?: string;
+  payload: AlertPayloadJson;
+  /** Channel kind and the alert's request id: for metrics and logs only. */
+  kind?: string;
+  requestId?: string;
+}
+
 export function alertDeliveryActivities({
   db,
   allowPrivateTargets,
@@ -49,139 +54,123 @@ export function alertDeliveryActivities({
   const channels = new ChannelsRepository(db);
   const users = new UsersRepository(db);
   const deliveries = new DeliveriesRepository(db);
-  const mailer = builtIns.smtpUrl && new AlertMailer(builtIns.smtpUrl, builtIns.smtpFrom);
-  const telegram = builtIns.telegramBotToken && {
-    token: builtIns.telegramBotToken,
-    apiBase: builtIns.telegramApiBase,
+  const sender = new ChannelSender(db, allowPrivateTargets, builtIns);
+
+  /** Sends once and reports what happened; writes nothing (recording is the workflow's next step). */
+  const sendOnce = async (input: AttemptInput, number: number): Promise<AttemptReport> => {
+    const payload = alertPayloadSchema.parse(input.payload);
+    const at = new Date();
+    const started = performance.now();
+    const attempt = await sender.attempt(input.accountId, input.channelId, {
+      payload,
+      deliveryId: input.resendOf ?? input.deliveryId,
+      now: at,
+    });
+    deliveryAttempts.inc({
+      kind: input.kind ?? 'unknown',
+      attempt: number,
+      verdict: attempt.verdict,
+    });
+    // The request id of the HTTP request that raised the alert: one alert can be followed from
+    // the API's log line to the receiver's answer.
+    log.info('delivery attempt', {
+      requestId: input.requestId ?? null,
+      deliveryId: input.deliveryId,
+      attempt: number,
+      status: attempt.status,
+      verdict: attempt.verdict,
+    });
+    return {
+      attempt: number,
+      at: at.toISOString(),
+      durationMs: Math.round(performance.now() - started),
+      verdict: attempt.verdict,
+      status: attempt.status,
+      error: attempt.error,
+      answer: attempt.answer ?? null,
+    };
   };
 
-  /** The built-ins, each with the reason it is skipped when it cannot send for this account. */
-  const builtInTargets = async (accountId: string): Promise<DeliveryTarget[]> => {
-    const user = await users.findById(accountId);
-    const chatSkip = !telegram
-      ? 'not configured (TELEGRAM_BOT_TOKEN unset)'
-      : !user?.telegramChatId
-        ? 'not configured (no Telegram chat id in the account settings)'
-        : undefined;
-    return [
-      {
-        channelId: BUILT_IN_CHANNEL_IDS.email,
-        kind: 'email',
-        ...(!mailer && { skip: 'not configured (SMTP_URL unset)' }),
-      },
-      { channelId: BUILT_IN_CHANNEL_IDS.chat, kind: 'chat', ...(chatSkip && { skip: chatSkip }) },
-    ];
-  };
-
-  /** A built-in attempt; the account and its settings are read again, as they may have changed. */
-  const sendBuiltIn = async (
-    accountId: string,
-    channelId: string,
-    payload: AlertPayload,
-    deliveryId: string,
-  ): Promise<Attempt> => {
-    const user = await users.findById(accountId);
-    if (!user) throw ApplicationFailure.nonRetryable('account deleted', DELIVERY_REJECTED);
-    if (channelId === BUILT_IN_CHANNEL_IDS.email && mailer) {
-      return mailer.send(user.email, payload, deliveryId);
-    }
-    if (channelId === BUILT_IN_CHANNEL_IDS.chat && telegram && user.telegramChatId) {
-      return sendTelegram(telegram, user.telegramChatId, payload);
-    }
-    throw ApplicationFailure.nonRetryable(`${channelId} is not configured`, DELIVERY_REJECTED);
-  };
+  const recordAttempt = (context: DeliveryContext, report: AttemptReport) =>
+    deliveries.recordAttempt(context, {
+      attempt: report.attempt,
+      at: new Date(report.at),
+      durationMs: report.durationMs,
+      status: report.status,
+      error: report.error,
+      answer: report.answer,
+    });
 
   return {
-    /** The account's channels (or the chosen ones), and the built-ins unless a channel is chosen. */
-    async listDeliveryTargets(accountId: string, channelIds?: string[]): Promise<DeliveryTarget[]> {
+    /**
+     * The channels that receive an alert: the chosen ones (a test, a resend) whatever they
+     * subscribe to; otherwise the account's channels that subscribe to it, and the built-ins.
+     */
+    async listDeliveryTargets(
+      accountId: string,
+      channelIds?: string[],
+      alert?: RoutedAlert,
+    ): Promise<DeliveryTarget[]> {
       const all = await channels.list(accountId);
-      const chosen = channelIds ? all.filter((c) => channelIds.includes(c.id)) : all;
+      const chosen = channelIds
+        ? all.filter((c) => channelIds.includes(c.id))
+        : all.filter((c) => !alert || subscribes(c, alert));
       const targets: DeliveryTarget[] = chosen.map((c) => ({
         channelId: c.id,
         kind: c.kind,
+        name: c.name,
         ...(c.disabled && { skip: 'channel disabled' }),
       }));
-      return channelIds ? targets : [...targets, ...(await builtInTargets(accountId))];
+      if (channelIds) return targets;
+      const user = await users.findById(accountId);
+      const builtIn = (channelId: string, kind: string, name: string): DeliveryTarget => {
+        const skip = sender.builtInSkip(channelId, user?.telegramChatId);
+        return { channelId, kind, name, ...(skip && { skip }) };
+      };
+      return [
+        ...targets,
+        builtIn(BUILT_IN_CHANNEL_IDS.email, 'email', 'account email'),
+        builtIn(BUILT_IN_CHANNEL_IDS.chat, 'chat', 'Telegram chat'),
+      ];
     },
 
-    /** One attempt: check the address again, send, record the attempt, and classify the answer. */
-    async deliverToChannel(input: {
-      accountId: string;
-      channelId: string;
-      deliveryId: string;
-      workflowId: string;
-      payload: AlertPayloadJson;
-      /** Channel kind and the alert's request id: for metrics and logs only. */
-      kind?: string;
-      requestId?: string;
-    }): Promise<{ status: number }> {
-      const { attempt: number } = Context.current().info;
+    /** One attempt, reported (never thrown) whatever the receiver answered. */
+    async sendAlertAttempt(input: AttemptInput & { attempt: number }): Promise<AttemptReport> {
+      return sendOnce(input, input.attempt);
+    },
+
+    /** Keeps one attempt's report on its delivery record; idempotent per attempt number. */
+    async recordDeliveryAttempt(input: DeliveryContext & { report: AttemptReport }): Promise<void> {
+      const { report, ...context } = input;
+      await recordAttempt(context, report);
+    },
+
+    /**
+     * Executions started before attempts were recorded apart (see `ATTEMPTS_APART` in the
+     * workflow) still call this: one attempt and its record in one step, retried by Temporal.
+     */
+    async deliverToChannel(
+      input: AttemptInput & { workflowId: string },
+    ): Promise<{ status: number }> {
+      const report = await sendOnce(input, Context.current().info.attempt);
       const payload = alertPayloadSchema.parse(input.payload);
-      const context: DeliveryContext = {
-        accountId: input.accountId,
-        channelId: input.channelId,
-        deliveryId: input.deliveryId,
-        workflowId: input.workflowId,
-        event: payload.event,
-        threatEventId: payload.data.threatEventId,
-      };
-      const at = new Date();
-      const started = performance.now();
-      let attempt: Attempt;
-      if (isBuiltInChannel(input.channelId)) {
-        attempt = await sendBuiltIn(input.accountId, input.channelId, payload, input.deliveryId);
-      } else {
-        const channel = await channels.findById(input.channelId);
-        if (!channel || channel.accountId !== input.accountId || channel.disabled) {
-          throw ApplicationFailure.nonRetryable('channel deleted or disabled', DELIVERY_REJECTED);
-        }
-        let target: SafeTarget;
-        try {
-          target = await resolveSafeTarget(channel.url, {
-            requireHttps: true,
-            allowPrivate: allowPrivateTargets,
-          });
-        } catch (err) {
-          if (!(err instanceof UnsafeTargetError)) throw err;
-          await deliveries.recordAttempt(context, {
-            attempt: number,
-            at,
-            durationMs: 0,
-            status: null,
-            error: err.message,
-          });
-          throw ApplicationFailure.nonRetryable(`unsafe target: ${err.message}`, UNSAFE_TARGET);
-        }
-        const { body, headers } = channelRequest(channel, payload, input.deliveryId, at);
-        attempt = httpAttempt(await postOnce(target, body, headers));
-      }
-      await deliveries.recordAttempt(context, {
-        attempt: number,
-        at,
-        durationMs: Math.round(performance.now() - started),
-        status: attempt.status,
-        error: attempt.error,
-      });
-      deliveryAttempts.inc({
-        kind: input.kind ?? 'unknown',
-        attempt: number,
-        verdict: attempt.verdict,
-      });
-      // The request id of the HTTP request that raised the alert: one alert can be followed from
-      // the API's log line to the receiver's answer.
-      log.info('delivery attempt', {
-        requestId: input.requestId ?? null,
-        deliveryId: input.deliveryId,
-        attempt: number,
-        status: attempt.status,
-        verdict: attempt.verdict,
-      });
-      if (attempt.verdict === 'delivered') return { status: attempt.status! };
+      await recordAttempt(
+        {
+          accountId: input.accountId,
+          channelId: input.channelId,
+          deliveryId: input.deliveryId,
+          workflowId: input.workflowId,
+          event: payload.event,
+          threatEventId: payload.data.threatEventId,
+        },
+        report,
+      );
+      if (report.verdict === 'delivered') return { status: report.status! };
       throw ApplicationFailure.create({
-        message: attempt.error ?? 'delivery failed',
-        type: attempt.verdict === 'retry' ? DELIVERY_RETRYABLE : DELIVERY_REJECTED,
-        nonRetryable: attempt.verdict === 'give-up',
-        details: [{ status: attempt.status }],
+        message: report.error ?? 'delivery failed',
+        type: report.verdict === 'retry' ? DELIVERY_RETRYABLE : DELIVERY_REJECTED,
+        nonRetryable: report.verdict === 'give-up',
+        details: [{ status: report.status }],
       });
     },
 
@@ -192,8 +181,11 @@ export function alertDeliveryActivities({
       event: string;
       threatEventId: string | null;
       result: ChannelResult;
+      /** Kept on the record so it can be sent again (absent in older histories). */
+      payload?: AlertPayloadJson;
+      resendOf?: string | null;
     }): Promise<void> {
-      const { accountId, workflowId, event, threatEventId, result } = input;
+      const { accountId, workflowId, event, threatEventId, result, payload } = input;
       const now = new Date();
       const context = {
         accountId,
@@ -203,7 +195,8 @@ export function alertDeliveryActivities({
         event,
         threatEventId,
       };
-      await deliveries.recordOutcome(context, result, now);
+      const resend = payload && { payload, resendOf: input.resendOf ?? null };
+      await deliveries.recordOutcome(context, result, now, resend);
       deliveryOutcomes.inc({ kind: result.kind, outcome: result.outcome });
       // A skip stays in the delivery record; deliveries, successful or not, go further.
       if (result.outcome === 'skipped') return;

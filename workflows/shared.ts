@@ -11,6 +11,9 @@ export const searchAttributes = {
   accountId: defineSearchAttributeKey('AccountId', SearchAttributeType.KEYWORD),
   alertEvent: defineSearchAttributeKey('AlertEvent', SearchAttributeType.KEYWORD),
   threatEventId: defineSearchAttributeKey('ThreatEventId', SearchAttributeType.KEYWORD),
+  canaryId: defineSearchAttributeKey('CanaryId', SearchAttributeType.KEYWORD),
+  /** Set when an alert ends: what its deliveries came to (`ALERT_OUTCOMES`). */
+  deliveryOutcome: defineSearchAttributeKey('DeliveryOutcome', SearchAttributeType.KEYWORD),
 } as const;
 
 export const SEARCH_ATTRIBUTE_NAMES = Object.values(searchAttributes).map((key) => key.name);
@@ -42,10 +45,17 @@ export interface AlertInput {
   /** A ready payload (channel tests); absent for a threat alert, which is prepared from its event. */
   payload?: AlertPayloadJson;
   /** Threat alerts: hits are gathered until none came for `quietMs` (at most `maxMs`). */
-  threat?: { threatEventId: string; gather: { quietMs: number; maxMs: number } };
-  /** Only these channels (a channel test); otherwise every channel of the account. */
+  threat?: {
+    threatEventId: string;
+    gather: { quietMs: number; maxMs: number };
+    /** For the Temporal UI's summary and `CanaryId` (absent in older histories). */
+    canaryId?: string;
+  };
+  /** Only these channels (a channel test, a resend), whatever they subscribe to; otherwise every channel of the account that subscribes to this alert. */
   channelIds?: string[];
   requestId?: string;
+  /** A resend: the delivery id receivers saw the first time, sent again so they can de-duplicate. */
+  resendOf?: string;
 }
 
 /** Signal to a threat alert's workflow: this many more hits joined its event. */
@@ -77,12 +87,41 @@ export const AGENT_SIGNALS = {
 export interface DeliveryTarget {
   channelId: string;
   kind: string;
+  /** The channel's name, for the Temporal UI's activity summaries (absent in older histories). */
+  name?: string;
   /** Why nothing is sent (disabled channel, unconfigured built-in); absent when it is sent. */
   skip?: string;
 }
 
 export const DELIVERY_OUTCOMES = ['delivered', 'failed', 'skipped'] as const;
 export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
+
+/** What one attempt came to: delivered, worth another attempt, or refused for good. */
+export type Verdict = 'delivered' | 'retry' | 'give-up';
+
+/** One attempt as the sending activity reports it; the workflow records it in a separate step. */
+export interface AttemptReport {
+  attempt: number;
+  /** When the attempt started (ISO 8601). */
+  at: string;
+  durationMs: number;
+  verdict: Verdict;
+  status: number | null;
+  error: string | null;
+  /** The start of the receiver's answer (HTTP kinds): first 1 KB of the body, its content type. */
+  answer: { contentType: string | null; body: string } | null;
+}
+
+/** An alert's outcome over all its deliveries, as the `DeliveryOutcome` search attribute shows it. */
+export const ALERT_OUTCOMES = ['delivered', 'partly_failed', 'failed', 'nothing_sent'] as const;
+export type AlertOutcome = (typeof ALERT_OUTCOMES)[number];
+
+export function alertOutcome(results: Pick<ChannelResult, 'outcome'>[]): AlertOutcome {
+  const delivered = results.some((r) => r.outcome === 'delivered');
+  const failed = results.some((r) => r.outcome === 'failed');
+  if (failed) return delivered ? 'partly_failed' : 'failed';
+  return delivered ? 'delivered' : 'nothing_sent';
+}
 
 export interface ChannelResult {
   channelId: string;

@@ -30,20 +30,28 @@ export interface ApiKey {
 
 export interface Channel {
   id: string;
-  kind: 'slack' | 'discord' | 'webhook';
+  kind: 'webhook' | 'slack' | 'discord' | 'teams' | 'pagerduty';
   name: string;
   url: string;
   hasSecret: boolean;
   disabled: boolean;
+  events: AlertEvent[] | null;
+  minLevel: AlertLevel | null;
+  standardWebhooks: boolean;
   lastError: { message: string; status: number | null; at: string } | null;
   lastDeliveryAt: string | null;
   createdAt: string;
 }
 
+export const ALERT_EVENTS = ['canary.tripwire_triggered', 'canary.test_alert'] as const;
+export type AlertEvent = (typeof ALERT_EVENTS)[number];
+export type AlertLevel = 'MEDIUM' | 'HIGH' | 'CRITICAL';
+
 export interface Delivery {
   deliveryId: string;
   event: string;
-  outcome: string;
+  resendOf: string | null;
+  outcome: string | null;
   status: number | null;
   error: string | null;
   attempts: {
@@ -52,9 +60,16 @@ export interface Delivery {
     durationMs: number;
     status: number | null;
     error: string | null;
+    answer: { contentType: string | null; body: string } | null;
   }[];
   createdAt: string;
   finishedAt: string | null;
+}
+
+export interface Resent {
+  deliveryId: string;
+  workflowId: string;
+  resendOf: string;
 }
 
 export interface ChannelTest {

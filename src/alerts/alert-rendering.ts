@@ -1,6 +1,9 @@
 import type { AlertLevel, AlertPayload } from './payload';
 
-/** Renderings of one alert for every channel kind: Slack Block Kit, Discord embeds, email, Telegram. */
+/**
+ * Renderings of one alert: Slack Block Kit, Discord embeds, email, Telegram; the headline, facts and
+ * canary line are shared with the other providers (`providers/`), so every kind says the same.
+ */
 
 const LEVEL_COLOURS: Record<AlertLevel, number> = {
   CRITICAL: 0xd32f2f,
@@ -14,7 +17,7 @@ function location(place: { city: string; country: string }): string {
   return [place.city, place.country].filter(Boolean).join(', ') || 'unknown';
 }
 
-function headline({ data }: AlertPayload): string {
+export function headline({ data }: AlertPayload): string {
   const prefix = data.test ? '[TEST] ' : '';
   const what = data.summary ?? 'canary fired';
   return `${prefix}${LEVEL_MARKS[data.alertLevel]} ${data.alertLevel}: ${what} on ${data.platform}`;
@@ -24,7 +27,7 @@ function headline({ data }: AlertPayload): string {
  * The facts shown, in order: which decoy (the owner's memo) and where it was planted, then who
  * touched it (or, for a decoy email or DNS name, the mail server or resolver that relayed it).
  */
-function facts({ data }: AlertPayload): [label: string, value: string][] {
+export function facts({ data }: AlertPayload): [label: string, value: string][] {
   const decoy: [string, string][] =
     data.canaryKind === 'agent' || data.test
       ? []
@@ -51,7 +54,7 @@ function facts({ data }: AlertPayload): [label: string, value: string][] {
 }
 
 /** The closing line: an agent alert names the agent, a canary alert its id and age. */
-function canaryLine({ data }: AlertPayload): string {
+export function canaryLine({ data }: AlertPayload): string {
   if (data.canaryKind === 'agent') return `Agent ${data.canaryId} · ${data.triggeredAt}`;
   return `Canary ${data.canaryId} · planted ${data.canaryAgeDays} days ago · ${data.triggeredAt}`;
 }

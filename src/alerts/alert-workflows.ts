@@ -11,10 +11,37 @@ import {
 
 const TRIPWIRE_EVENT = 'canary.tripwire_triggered';
 
+/**
+ * What the Temporal UI shows of an alert before it runs: a one-line summary and details with the
+ * account, canary, event and level (a threat alert's level is known once its hits are gathered:
+ * the workflow then shows it in its current details).
+ */
+function describeStart(input: AlertInput, event: string, threatEventId: string | undefined | null) {
+  const data = input.payload?.data as { alertLevel?: string; canaryId?: string } | undefined;
+  const canaryId = data?.canaryId ?? input.threat?.canaryId;
+  const level = data?.alertLevel;
+  const what = input.resendOf
+    ? `Resend of ${input.resendOf}`
+    : event === TRIPWIRE_EVENT
+      ? `${level ?? 'Threat'} alert`
+      : `Test alert to ${input.channelIds?.[0] ?? 'a channel'}`;
+  const staticSummary = [what, canaryId && `canary ${canaryId}`].filter(Boolean).join(' · ');
+  const staticDetails = [
+    `**Account** \`${input.accountId}\``,
+    `**Event** \`${event}\`${threatEventId ? ` · threat event \`${threatEventId}\`` : ''}`,
+    `**Canary** \`${canaryId ?? 'none'}\` · **level** ${level ?? 'set when the hits are gathered'}`,
+    ...(input.channelIds ? [`**Channels** ${input.channelIds.join(', ')}`] : []),
+  ].join('\n\n');
+  return { staticSummary, staticDetails, canaryId };
+}
+
 function startOptions(temporal: Temporal, workflowId: string, input: AlertInput) {
   const event = input.payload?.event ?? TRIPWIRE_EVENT;
   const threatEventId = input.threat?.threatEventId ?? input.payload?.data.threatEventId;
+  const { staticSummary, staticDetails, canaryId } = describeStart(input, event, threatEventId);
   return {
+    staticSummary,
+    staticDetails,
     taskQueue: temporal.taskQueue,
     workflowId,
     args: [input] as [AlertInput],
@@ -25,6 +52,7 @@ function startOptions(temporal: Temporal, workflowId: string, input: AlertInput)
       { key: searchAttributes.accountId, value: input.accountId },
       { key: searchAttributes.alertEvent, value: event },
       ...(threatEventId ? [{ key: searchAttributes.threatEventId, value: threatEventId }] : []),
+      ...(canaryId ? [{ key: searchAttributes.canaryId, value: canaryId }] : []),
     ],
   };
 }
@@ -81,4 +109,30 @@ export async function runChannelTest(temporal: Temporal, input: AlertInput): Pro
     ...startOptions(temporal, workflowId, input),
     workflowExecutionTimeout: '2m',
   });
+}
+
+/**
+ * Sends a recorded delivery again: a new workflow with the same payload, to that one channel,
+ * re-signed at send time and carrying the first delivery id so receivers can de-duplicate.
+ */
+export async function startResend(
+  temporal: Temporal,
+  input: Required<Pick<AlertInput, 'accountId' | 'payload' | 'resendOf'>> & {
+    channelId: string;
+    requestId?: string;
+  },
+): Promise<{ workflowId: string; deliveryId: string }> {
+  const workflowId = `resend-${randomUUID()}`;
+  const alert: AlertInput = {
+    accountId: input.accountId,
+    payload: input.payload,
+    channelIds: [input.channelId],
+    resendOf: input.resendOf,
+    requestId: input.requestId,
+  };
+  await temporal.client.workflow.start<typeof alertWorkflow>(
+    'alertWorkflow',
+    startOptions(temporal, workflowId, alert),
+  );
+  return { workflowId, deliveryId: `${workflowId}:${input.channelId}` };
 }

@@ -1,9 +1,10 @@
 import type { Collection, Db } from 'mongodb';
 import type { CollectionIndexes } from '../db/mongo';
 import { newId } from '../ids';
+import type { AlertEvent, AlertLevel } from './payload';
+import type { ChannelKind } from './providers';
 
-export const CHANNEL_KINDS = ['slack', 'discord', 'webhook'] as const;
-export type ChannelKind = (typeof CHANNEL_KINDS)[number];
+export { CHANNEL_KINDS, type ChannelKind } from './providers';
 
 export interface ChannelError {
   message: string;
@@ -17,9 +18,14 @@ export interface AlertChannel {
   kind: ChannelKind;
   name: string;
   url: string;
-  /** Generic webhooks only: the HMAC key. Write-only: never returned by the API. */
+  /** Generic webhooks: the HMAC key; PagerDuty: the routing key. Write-only: never returned by the API. */
   secret: string | null;
   disabled: boolean;
+  /** Routing: the event kinds this channel receives (null: all), and the lowest alert level. */
+  events: AlertEvent[] | null;
+  minLevel: AlertLevel | null;
+  /** Generic webhooks: also send the Standard Webhooks headers (`webhook-id`, …). */
+  standardWebhooks: boolean;
   lastError: ChannelError | null;
   lastDeliveryAt: Date | null;
   createdAt: Date;
@@ -28,7 +34,23 @@ export interface AlertChannel {
 
 type ChannelDoc = Omit<AlertChannel, 'id'> & { _id: string };
 
-export type ChannelChanges = Partial<Pick<AlertChannel, 'name' | 'url' | 'secret' | 'disabled'>>;
+type RoutingFields = 'events' | 'minLevel' | 'standardWebhooks';
+
+export type ChannelChanges = Partial<
+  Pick<AlertChannel, 'name' | 'url' | 'secret' | 'disabled' | RoutingFields>
+>;
+
+/** Channels made before routing existed have no routing fields: they receive everything. */
+function withDefaults(
+  channel: Omit<AlertChannel, RoutingFields> & Partial<AlertChannel>,
+): AlertChannel {
+  return {
+    ...channel,
+    events: channel.events ?? null,
+    minLevel: channel.minLevel ?? null,
+    standardWebhooks: channel.standardWebhooks ?? false,
+  };
+}
 
 export const channelsIndexes: CollectionIndexes = {
   collection: 'alert_channels',
@@ -36,7 +58,7 @@ export const channelsIndexes: CollectionIndexes = {
 };
 
 function toChannel({ _id, ...rest }: ChannelDoc): AlertChannel {
-  return { id: _id, ...rest };
+  return withDefaults({ id: _id, ...rest });
 }
 
 /** Writes name the owning account in their filter; reads by id leave the ownership check to callers. */
@@ -48,11 +70,15 @@ export class ChannelsRepository {
   }
 
   async create(
-    fields: Pick<AlertChannel, 'accountId' | 'kind' | 'name' | 'url' | 'secret'>,
+    fields: Pick<AlertChannel, 'accountId' | 'kind' | 'name' | 'url' | 'secret'> &
+      Partial<Pick<AlertChannel, RoutingFields>>,
     now: Date,
   ): Promise<AlertChannel> {
     const doc: ChannelDoc = {
       _id: newId('chn'),
+      events: null,
+      minLevel: null,
+      standardWebhooks: false,
       ...fields,
       disabled: false,
       lastError: null,

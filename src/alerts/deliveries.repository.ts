@@ -1,6 +1,7 @@
 import type { Collection, Db } from 'mongodb';
 import { isDuplicateKeyError, type CollectionIndexes } from '../db/mongo';
-import type { ChannelResult, DeliveryOutcome } from '../../workflows/shared';
+import type { AlertPayloadJson, ChannelResult, DeliveryOutcome } from '../../workflows/shared';
+import type { AnswerExcerpt } from './http-delivery';
 
 export interface DeliveryAttempt {
   attempt: number;
@@ -8,6 +9,8 @@ export interface DeliveryAttempt {
   durationMs: number;
   status: number | null;
   error: string | null;
+  /** The start of the receiver's answer; null when none came (or on records from before). */
+  answer?: AnswerExcerpt | null;
 }
 
 /** One alert to one channel: every attempt, then the outcome. Keyed by the delivery id. */
@@ -24,6 +27,10 @@ export interface DeliveryRecord {
   error: string | null;
   createdAt: Date;
   finishedAt: Date | null;
+  /** The payload sent, kept for a resend (absent on records from before resends). */
+  payload?: AlertPayloadJson | null;
+  /** A resend: the delivery id receivers saw first, sent again as `X-Service-Delivery`. */
+  resendOf?: string | null;
 }
 
 /**
@@ -88,7 +95,12 @@ export class DeliveriesRepository {
     }
   }
 
-  async recordOutcome(context: DeliveryContext, result: ChannelResult, now: Date): Promise<void> {
+  async recordOutcome(
+    context: DeliveryContext,
+    result: ChannelResult,
+    now: Date,
+    resend?: { payload: AlertPayloadJson; resendOf: string | null },
+  ): Promise<void> {
     await this.deliveries.updateOne(
       { _id: context.deliveryId },
       {
@@ -97,6 +109,7 @@ export class DeliveriesRepository {
           status: result.status ?? null,
           error: result.error ?? null,
           finishedAt: now,
+          ...resend,
         },
         $setOnInsert: this.onInsert(context, now),
       },
@@ -114,17 +127,63 @@ export class DeliveriesRepository {
       .sort({ createdAt: -1 })
       .limit(limit)
       .toArray();
-    return docs.map(({ _id, attempts = {}, ...rest }) => ({
-      id: _id,
-      attempts: Object.values(attempts).sort((a, b) => a.attempt - b.attempt),
-      ...rest,
-      // FerretDB 1.24 leaves null values of `$setOnInsert` out of the inserted document, so a
-      // field that is still null (a test's event, an outcome not yet recorded) may be absent.
-      threatEventId: rest.threatEventId ?? null,
-      outcome: rest.outcome ?? null,
-      status: rest.status ?? null,
-      error: rest.error ?? null,
-      finishedAt: rest.finishedAt ?? null,
-    }));
+    return docs.map(toRecord);
   }
+
+  async find(accountId: string, channelId: string, deliveryId: string) {
+    const doc = await this.deliveries.findOne({ _id: deliveryId, accountId, channelId });
+    return doc && toRecord(doc);
+  }
+
+  /** The channel's failed deliveries since `since`, oldest first (a bulk resend's order). */
+  async listFailedSince(
+    accountId: string,
+    channelId: string,
+    since: Date,
+    limit: number,
+  ): Promise<DeliveryRecord[]> {
+    const docs = await this.deliveries
+      .find({ accountId, channelId, createdAt: { $gte: since }, outcome: 'failed' })
+      .sort({ createdAt: 1 })
+      .limit(limit)
+      .toArray();
+    return docs.map(toRecord);
+  }
+
+  /** Of these first delivery ids, those delivered since `since` (first time or by a resend). */
+  async deliveredOf(
+    accountId: string,
+    channelId: string,
+    since: Date,
+    firstIds: string[],
+  ): Promise<Set<string>> {
+    const docs = await this.deliveries
+      .find({
+        accountId,
+        channelId,
+        createdAt: { $gte: since },
+        outcome: 'delivered',
+        $or: [{ _id: { $in: firstIds } }, { resendOf: { $in: firstIds } }],
+      })
+      .project<{ _id: string; resendOf?: string | null }>({ _id: 1, resendOf: 1 })
+      .toArray();
+    return new Set(docs.map((d) => d.resendOf ?? d._id));
+  }
+}
+
+function toRecord({ _id, attempts = {}, ...rest }: DeliveryDoc): DeliveryRecord {
+  return {
+    id: _id,
+    attempts: Object.values(attempts).sort((a, b) => a.attempt - b.attempt),
+    ...rest,
+    // FerretDB 1.24 leaves null values of `$setOnInsert` out of the inserted document, so a
+    // field that is still null (a test's event, an outcome not yet recorded) may be absent.
+    threatEventId: rest.threatEventId ?? null,
+    outcome: rest.outcome ?? null,
+    status: rest.status ?? null,
+    error: rest.error ?? null,
+    finishedAt: rest.finishedAt ?? null,
+    payload: rest.payload ?? null,
+    resendOf: rest.resendOf ?? null,
+  };
 }

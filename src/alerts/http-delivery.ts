@@ -2,22 +2,34 @@ import type { LookupAddress, LookupOptions } from 'node:dns';
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { Agent, request } from 'undici';
 import type { SafeTarget } from './address-safety';
+import type { Verdict } from '../../workflows/shared';
 
 /** The spec's per-attempt limit is 10 s; the request is cut a little earlier so the attempt is recorded within it. */
 export const REQUEST_TIMEOUT_MS = 9_500;
 
+/** The start of a receiver's answer: at most `ANSWER_EXCERPT_BYTES` of its body, and its content type. */
+export interface AnswerExcerpt {
+  contentType: string | null;
+  body: string;
+}
+
+/** How much of an answer is kept; the rest is never read. */
+export const ANSWER_EXCERPT_BYTES = 1024;
+
 export type AttemptResult =
-  | { kind: 'response'; status: number }
+  | { kind: 'response'; status: number; answer?: AnswerExcerpt }
   | { kind: 'network-error'; message: string }
   | { kind: 'timeout' };
 
-export type Verdict = 'delivered' | 'retry' | 'give-up';
+export type { Verdict } from '../../workflows/shared';
 
 /** One attempt on any channel kind, as recorded and acted on: HTTP status or SMTP reply code. */
 export interface Attempt {
   verdict: Verdict;
   status: number | null;
   error: string | null;
+  /** What the receiver answered, when it answered (HTTP kinds). */
+  answer?: AnswerExcerpt;
 }
 
 const RETRYABLE_4XX = new Set([408, 409, 425, 429]);
@@ -43,7 +55,25 @@ export function httpAttempt(result: AttemptResult): Attempt {
     verdict,
     status: result.kind === 'response' ? result.status : null,
     error: verdict === 'delivered' ? null : describeAttempt(result),
+    ...(result.kind === 'response' && result.answer && { answer: result.answer }),
   };
+}
+
+/**
+ * The first `ANSWER_EXCERPT_BYTES` of a body as text; the connection is dropped rather than the
+ * rest read, so a receiver that answers endlessly costs no more than one that answers briefly.
+ */
+async function readStart(body: AsyncIterable<Buffer> & { destroy(): unknown }): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size >= ANSWER_EXCERPT_BYTES) break;
+  }
+  body.destroy();
+  // A multi-byte character cut at the limit becomes U+FFFD rather than failing.
+  return Buffer.concat(chunks).subarray(0, ANSWER_EXCERPT_BYTES).toString('utf8');
 }
 
 type LookupCallback = (
@@ -102,8 +132,13 @@ async function post(
       dispatcher,
       signal: deadline,
     });
-    await response.body.dump();
-    return { kind: 'response', status: response.statusCode };
+    const excerpt = await readStart(response.body);
+    const type = response.headers['content-type'];
+    return {
+      kind: 'response',
+      status: response.statusCode,
+      answer: { contentType: (Array.isArray(type) ? type[0] : type) ?? null, body: excerpt },
+    };
   } catch (err) {
     if (deadline.aborted) return { kind: 'timeout' };
     const cause =

@@ -185,7 +185,7 @@ export class Tripwires {
       temporal,
       {
         accountId: canary.accountId,
-        threat: { threatEventId, gather: settings.gather },
+        threat: { threatEventId, gather: settings.gather, canaryId: canary.id },
         requestId: first.requestId ?? undefined,
       },
       hits.length,

@@ -11,11 +11,14 @@ import {
   registerSchema as agentSchema,
 } from '../agent/agent.routes';
 import {
+  bulkResendSchema,
+  bulkResendView,
   channelListView,
   channelTestView,
   channelView,
   createSchema as channelSchema,
   deliveryListView,
+  resendView,
   updateSchema as channelUpdateSchema,
 } from '../alerts/channels.routes';
 import { auditTrailView, pageSchema as trailQuery } from '../audit/audit.routes';
@@ -745,6 +748,24 @@ export const OPERATIONS: Operation[] = [
     auth: 'session',
     success: ok('`{deliveries}`'),
     response: deliveryListView,
+  },
+  {
+    method: 'post',
+    path: '/api/alert-channels/{channel_id}/deliveries/{delivery_id}/resend',
+    summary: 'Send a recorded delivery again (same payload and delivery id, freshly signed)',
+    auth: 'session',
+    success: ok('The new delivery `{deliveryId, workflowId, resendOf}`', 202),
+    response: resendView,
+    errors: { 409: 'Still being attempted, or recorded without its payload' },
+  },
+  {
+    method: 'post',
+    path: '/api/alert-channels/{channel_id}/deliveries/resend-failed',
+    summary: 'Send every failed delivery since an instant again (at most 100 a call)',
+    auth: 'session',
+    body: bulkResendSchema,
+    success: ok('`{resent, more}`', 202),
+    response: bulkResendView,
   },
   {
     method: 'post',

@@ -185,6 +185,21 @@ describe('the web console', () => {
     await expect(deliveries.locator('ol.attempts').first().locator('li').count()).resolves.toBe(3);
     await shot('channels-error');
     receiver.breakWith(null);
+
+    // The receiver is back: the failed test is sent again, with its first delivery id.
+    const failedId = hit!.headers['x-service-delivery'] as string;
+    await deliveries
+      .getByRole('button', { name: /^Resend delivery / })
+      .first()
+      .click();
+    await card
+      .getByTestId('resend-outcome')
+      .getByText(/^Sent again as resend-/)
+      .waitFor();
+    const hits = await receiver.waitFor('/hook', 5);
+    expect(hits).toHaveLength(5);
+    expect(hits[4]!.headers['x-service-delivery']).toBe(hits[1]!.headers['x-service-delivery']);
+    expect(hits[4]!.headers['x-service-delivery']).not.toBe(failedId);
   });
 
   it("sets the Telegram chat for the built-in chat channel, and shows the service's refusal of a bad one", async () => {

@@ -34,6 +34,9 @@ describe('alert channels', () => {
       url: PUBLIC_URL,
       hasSecret: true,
       disabled: false,
+      events: null,
+      minLevel: null,
+      standardWebhooks: false,
       lastError: null,
       lastDeliveryAt: null,
       createdAt: expect.any(String),
@@ -68,7 +71,7 @@ describe('alert channels', () => {
     ],
     [
       { kind: 'slack', name: 's', url: PUBLIC_URL, secret: SECRET },
-      /^secret: only generic webhooks/,
+      /^secret: only webhook and pagerduty channels have a secret/,
     ],
     [{ kind: 'email', name: 'e', url: PUBLIC_URL }, /^body\.kind: /],
     [{ kind: 'discord', name: '', url: PUBLIC_URL }, /^body\.name: /],

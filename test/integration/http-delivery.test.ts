@@ -29,7 +29,7 @@ describe('one delivery attempt over real HTTPS', () => {
       'dlv_1',
       now,
     );
-    expect(await postOnce(target('/hook'), body, headers)).toEqual({
+    expect(await postOnce(target('/hook'), body, headers)).toMatchObject({
       kind: 'response',
       status: 200,
     });
@@ -57,11 +57,11 @@ describe('one delivery attempt over real HTTPS', () => {
   });
 
   it('when the receiver redirects, then the redirect is not followed', async () => {
-    expect(await postOnce(target('/status/302'), '{}', {})).toEqual({
+    expect(await postOnce(target('/status/302'), '{}', {})).toMatchObject({
       kind: 'response',
       status: 302,
     });
-    expect(await postOnce(target('/status/301'), '{}', {})).toEqual({
+    expect(await postOnce(target('/status/301'), '{}', {})).toMatchObject({
       kind: 'response',
       status: 301,
     });
@@ -74,7 +74,22 @@ describe('one delivery attempt over real HTTPS', () => {
     expect(await postOnce(pinnedElsewhere, '{}', {})).toMatchObject({ kind: 'network-error' });
     expect(receiver.hitsOn('/pinned')).toEqual([]);
     const pinnedHere = { url: new URL(url), address: '127.0.0.1', family: 4 as const };
-    expect(await postOnce(pinnedHere, '{}', {})).toEqual({ kind: 'response', status: 200 });
+    expect(await postOnce(pinnedHere, '{}', {})).toMatchObject({ kind: 'response', status: 200 });
+  });
+
+  it('when the receiver answers at length, then only the first 1 KB and the content type are kept', async () => {
+    const result = await postOnce(target('/answer/5000'), '{}', {});
+    expect(result).toMatchObject({
+      kind: 'response',
+      status: 200,
+      answer: { contentType: 'text/plain; charset=utf-8', body: 'ok '.repeat(1024).slice(0, 1024) },
+    });
+  });
+
+  it('when the receiver answers without end, then the attempt still ends after 1 KB', async () => {
+    const result = await postOnce(target('/endless'), '{}', {});
+    expect(result).toMatchObject({ kind: 'response', status: 200 });
+    expect(result.kind === 'response' && result.answer?.body.length).toBe(1024);
   });
 
   it('when nothing listens, then it is a network error', async () => {

@@ -13,7 +13,8 @@ export interface Hit {
 /**
  * A real HTTPS receiver on 127.0.0.1 with the test CA's certificate. The path chooses the answer:
  * `/status/<code>` answers that status (3xx with a Location to `/landed`), `/delay/<ms>` answers
- * 200 after that long, `/hang` never answers, anything else 200. Every request is recorded with its raw bytes.
+ * 200 after that long, `/hang` never answers, `/answer/<n>` answers n bytes of text, `/endless`
+ * answers text until the client goes away, anything else 200. Every request is recorded with its raw bytes.
  */
 export class Receiver {
   readonly hits: Hit[] = [];
@@ -39,6 +40,18 @@ export class Receiver {
           at: Date.now(),
         });
         if (path === '/hang') return;
+        if (path === '/endless') {
+          res.writeHead(200, { 'Content-Type': 'text/plain' });
+          const more = (): void => {
+            if (!res.destroyed) res.write('x'.repeat(16_384), () => setImmediate(more));
+          };
+          return more();
+        }
+        const answer = /^\/answer\/(\d+)/.exec(path);
+        if (answer) {
+          res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
+          return res.end('ok '.repeat(Number(answer[1]) / 3 + 1).slice(0, Number(answer[1])));
+        }
         const status = receiver.brokenWith ?? Number(/^\/status\/(\d{3})/.exec(path)?.[1] ?? 200);
         if (status >= 300 && status < 400) res.setHeader('Location', '/landed');
         const delay = Number(/^\/delay\/(\d+)/.exec(path)?.[1] ?? 0);

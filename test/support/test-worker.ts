@@ -7,7 +7,7 @@ import {
   type WorkflowBundle,
 } from '@temporalio/worker';
 import type { Db } from 'mongodb';
-import { createActivities } from '../../activities';
+import { createActivities, type Activities } from '../../activities';
 import type { BuiltInSettings } from '../../src/alerts/built-in-channels';
 import { IpEnricher } from '../../src/canaries/enrichment';
 
@@ -43,19 +43,25 @@ export async function startTestWorker(
   db: Db,
   taskQueue: string,
   builtIns: Partial<BuiltInSettings> = {},
+  /** Fault injection: the real activities, some of them wrapped (a write failing once, say). */
+  wrap: (activities: Activities) => Activities = (activities) => activities,
+  /** Another Temporal server than the test suite's (one with the Web UI, say). */
+  address = process.env.TEMPORAL_ADDRESS,
 ): Promise<{ stop(): Promise<void> }> {
   quietRuntime();
-  const connection = await NativeConnection.connect({ address: process.env.TEMPORAL_ADDRESS });
+  const connection = await NativeConnection.connect({ address });
   const worker = await Worker.create({
     connection,
     taskQueue,
     workflowBundle: await workflowBundle(),
-    activities: createActivities({
-      db,
-      allowPrivateTargets: true,
-      builtIns: { ...NO_BUILT_INS, ...builtIns },
-      enricher: new IpEnricher(),
-    }),
+    activities: wrap(
+      createActivities({
+        db,
+        allowPrivateTargets: true,
+        builtIns: { ...NO_BUILT_INS, ...builtIns },
+        enricher: new IpEnricher(),
+      }),
+    ),
   });
   const running = worker.run();
   return {

@@ -1,6 +1,14 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
-import type { Account, Channel, ChannelTest, Delivery } from '../types';
+import {
+  ALERT_EVENTS,
+  type Account,
+  type AlertLevel,
+  type Channel,
+  type ChannelTest,
+  type Delivery,
+  type Resent,
+} from '../types';
 import {
   ConfirmButton,
   ErrorNote,
@@ -19,7 +27,30 @@ const KIND_NAMES: Record<Channel['kind'], string> = {
   webhook: 'Generic webhook (HMAC-signed)',
   slack: 'Slack incoming webhook',
   discord: 'Discord webhook',
+  teams: 'Microsoft Teams workflows webhook',
+  pagerduty: 'PagerDuty Events API v2',
 };
+
+/** The kinds whose channels have a secret, and what it is. */
+const SECRET_LABELS: Partial<Record<Channel['kind'], { label: string; hint: string }>> = {
+  webhook: {
+    label: 'Signing secret',
+    hint: `At least ${MIN_SECRET} characters. It signs each delivery (HMAC-SHA256) and is never shown again.`,
+  },
+  pagerduty: {
+    label: 'Routing key',
+    hint: 'The integration key of a PagerDuty service (Events API v2); never shown again.',
+  },
+};
+
+const LEVELS: AlertLevel[] = ['MEDIUM', 'HIGH', 'CRITICAL'];
+
+/** What a channel receives, in words. */
+function routingText(channel: Channel): string {
+  const events = channel.events ? channel.events.join(', ') : 'every event';
+  const level = channel.minLevel ? `${channel.minLevel} and above` : 'any level';
+  return `Receives ${events}, ${level}; tests always.`;
+}
 
 /** Alert channels: add, enable or disable, test, delete, and what each delivery did. */
 export function ChannelsView({ account }: { account: Account }) {
@@ -31,8 +62,14 @@ export function ChannelsView({ account }: { account: Account }) {
   const add = (event: Event) => {
     event.preventDefault();
     const form = event.currentTarget as HTMLFormElement;
-    const { name = '', url = '', secret = '' } = formValues(form);
-    if (kind === 'webhook' && secret.length < MIN_SECRET) {
+    const { name = '', url = '', secret = '', minLevel = '' } = formValues(form);
+    const secretKind = SECRET_LABELS[kind];
+    const events = ALERT_EVENTS.filter(
+      (e) => (form.elements.namedItem(e) as HTMLInputElement | null)?.checked,
+    );
+    const standard = (form.elements.namedItem('standardWebhooks') as HTMLInputElement | null)
+      ?.checked;
+    if (secretKind && secret.length < MIN_SECRET) {
       setSecretError(
         `The secret needs at least ${MIN_SECRET} characters (it has ${secret.length}).`,
       );
@@ -45,7 +82,10 @@ export function ChannelsView({ account }: { account: Account }) {
         kind,
         name,
         url,
-        ...(kind === 'webhook' && { secret }),
+        ...(secretKind && { secret }),
+        ...(minLevel && { minLevel }),
+        ...(events.length < ALERT_EVENTS.length && { events }),
+        ...(kind === 'webhook' && { standardWebhooks: Boolean(standard) }),
       });
       form.reset();
       await channels.reload();
@@ -56,8 +96,9 @@ export function ChannelsView({ account }: { account: Account }) {
     <section aria-labelledby="channels-title">
       <h1 id="channels-title">Alert channels</h1>
       <p>
-        When a canary fires, every enabled channel gets the alert (10 s timeout, up to three
-        attempts). URLs must be HTTPS on a public address.
+        When a canary fires, every enabled channel that subscribes to the alert gets it (10 s
+        timeout, up to three attempts); a failed delivery can be sent again from its record. URLs
+        must be HTTPS on a public address.
       </p>
       <h2>Add a channel</h2>
       <form onSubmit={add} noValidate>
@@ -80,11 +121,8 @@ export function ChannelsView({ account }: { account: Account }) {
         <Field label="URL">
           <input name="url" type="url" required placeholder="https://" />
         </Field>
-        {kind === 'webhook' && (
-          <Field
-            label="Signing secret"
-            hint={`At least ${MIN_SECRET} characters. It signs each delivery (HMAC-SHA256) and is never shown again.`}
-          >
+        {SECRET_LABELS[kind] && (
+          <Field label={SECRET_LABELS[kind].label} hint={SECRET_LABELS[kind].hint}>
             <input
               name="secret"
               type="password"
@@ -98,6 +136,30 @@ export function ChannelsView({ account }: { account: Account }) {
           <p id="secret-error" class="note error" role="alert">
             {secretError}
           </p>
+        )}
+        <Field label="Lowest alert level" hint="Alerts below it are not sent to this channel.">
+          <select name="minLevel">
+            <option value="">Any level</option>
+            {LEVELS.map((level) => (
+              <option key={level} value={level}>
+                {level}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <fieldset>
+          <legend>Events (tests always reach the channel tested)</legend>
+          {ALERT_EVENTS.map((event) => (
+            <label key={event}>
+              <input type="checkbox" name={event} defaultChecked /> {event}
+            </label>
+          ))}
+        </fieldset>
+        {kind === 'webhook' && (
+          <label>
+            <input type="checkbox" name="standardWebhooks" /> Also send Standard Webhooks headers
+            (webhook-id, webhook-timestamp, webhook-signature)
+          </label>
         )}
         <ErrorNote error={adding.error} />
         <button type="submit" disabled={adding.pending}>
@@ -200,6 +262,7 @@ function ChannelCard({ channel, changed }: { channel: Channel; changed: () => Pr
         </span>
       </h3>
       <p class="url">{channel.url}</p>
+      <p data-testid="routing">{routingText(channel)}</p>
       <p>
         Last delivery: <Time iso={channel.lastDeliveryAt} />
       </p>
@@ -247,43 +310,106 @@ function ChannelCard({ channel, changed }: { channel: Channel; changed: () => Pr
 
 function Deliveries({ path }: { path: string }) {
   const deliveries = useLoad(() => api<{ deliveries: Delivery[] }>('GET', path), [path]);
+  const resending = useAction();
+  const [resent, setResent] = useState<string | null>(null);
+  const resend = (deliveryId: string) =>
+    void resending.run(async () => {
+      const answer = await api<Resent>('POST', `${path}/${encodeURIComponent(deliveryId)}/resend`);
+      setResent(`Sent again as ${answer.deliveryId}.`);
+      await deliveries.reload();
+    });
+  const resendFailed = (event: Event) => {
+    event.preventDefault();
+    const { since = '' } = formValues(event.currentTarget as HTMLFormElement);
+    void resending.run(async () => {
+      const answer = await api<{ resent: Resent[]; more: boolean }>(
+        'POST',
+        `${path}/resend-failed`,
+        { since: new Date(since).toISOString() },
+      );
+      setResent(
+        `${answer.resent.length} failed deliveries sent again${answer.more ? ' (more remain: send again)' : ''}.`,
+      );
+      await deliveries.reload();
+    });
+  };
   if (deliveries.error) return <ErrorNote error={deliveries.error} />;
   if (!deliveries.data) return <p>Loading…</p>;
   if (!deliveries.data.deliveries.length) return <p>No deliveries yet.</p>;
   return (
-    <Table label="Recent deliveries">
-      <thead>
-        <tr>
-          <th scope="col">When</th>
-          <th scope="col">Event</th>
-          <th scope="col">Outcome</th>
-          <th scope="col">Attempts</th>
-        </tr>
-      </thead>
-      <tbody>
-        {deliveries.data.deliveries.map((d) => (
-          <tr key={d.deliveryId}>
-            <td data-label="When">
-              <Time iso={d.createdAt} />
-            </td>
-            <td data-label="Event">{d.event}</td>
-            <td data-label="Outcome">
-              {d.outcome}
-              {d.error && <div class="muted">{d.error}</div>}
-            </td>
-            <td data-label="Attempts">
-              <ol class="attempts">
-                {d.attempts.map((a) => (
-                  <li key={a.attempt}>
-                    {a.status ?? 'no answer'} in {a.durationMs} ms
-                    {a.error && ` — ${a.error}`}
-                  </li>
-                ))}
-              </ol>
-            </td>
+    <>
+      <form class="inline" onSubmit={resendFailed}>
+        <Field
+          label="Failed since"
+          hint="Every alert that failed to arrive since then is sent again, once."
+        >
+          <input name="since" type="datetime-local" required />
+        </Field>
+        <button type="submit" class="secondary" disabled={resending.pending}>
+          Resend failed
+        </button>
+      </form>
+      <div role="status" data-testid="resend-outcome">
+        {resent}
+      </div>
+      <ErrorNote error={resending.error} />
+      <Table label="Recent deliveries">
+        <thead>
+          <tr>
+            <th scope="col">When</th>
+            <th scope="col">Event</th>
+            <th scope="col">Outcome</th>
+            <th scope="col">Attempts</th>
+            <th scope="col">Actions</th>
           </tr>
-        ))}
-      </tbody>
-    </Table>
+        </thead>
+        <tbody>
+          {deliveries.data.deliveries.map((d) => (
+            <tr key={d.deliveryId}>
+              <td data-label="When">
+                <Time iso={d.createdAt} />
+              </td>
+              <td data-label="Event">
+                {d.event}
+                {d.resendOf && <div class="muted">resend of {d.resendOf}</div>}
+              </td>
+              <td data-label="Outcome">
+                {d.outcome ?? 'in progress'}
+                {d.error && <div class="muted">{d.error}</div>}
+              </td>
+              <td data-label="Attempts">
+                <ol class="attempts">
+                  {d.attempts.map((a) => (
+                    <li key={a.attempt}>
+                      {a.status ?? 'no answer'} in {a.durationMs} ms
+                      {a.error && ` — ${a.error}`}
+                      {a.answer && a.answer.body && (
+                        <details>
+                          <summary>Answer ({a.answer.contentType ?? 'no content type'})</summary>
+                          <pre class="answer">{a.answer.body}</pre>
+                        </details>
+                      )}
+                    </li>
+                  ))}
+                </ol>
+              </td>
+              <td data-label="Actions">
+                {d.outcome && (
+                  <button
+                    type="button"
+                    class="secondary"
+                    aria-label={`Resend delivery ${d.deliveryId}`}
+                    onClick={() => resend(d.deliveryId)}
+                    disabled={resending.pending}
+                  >
+                    Resend
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </Table>
+    </>
   );
 }

@@ -1,0 +1,114 @@
+import { Connection } from '@temporalio/client';
+import type { Browser, Page } from 'playwright-core';
+import request from 'supertest';
+import { startAlert } from '../../src/alerts/alert-workflows';
+import { ensureTemporalCli } from '../../tools/go-tools';
+import { freePort, spawnManaged, type ManagedProcess } from '../../tools/stack';
+import { SEARCH_ATTRIBUTE_NAMES } from '../../workflows/shared';
+import { signUpAndLogIn, type SignedIn } from '../support/accounts';
+import { tripwirePayload } from '../support/alerts';
+import { launchChromium } from '../support/browser';
+import { Receiver } from '../support/receiver';
+import { createTestApp, testConfig, type TestApp } from '../support/test-app';
+import { startTestWorker } from '../support/test-worker';
+
+/**
+ * The Temporal Web UI as an operator uses it to inspect deliveries: a dev server of its own with
+ * the UI (the suite's is headless), real alerts delivered to a local HTTPS receiver, and headless
+ * Chromium filtering by `DeliveryOutcome` and opening an alert. The screenshots are the README's.
+ */
+jest.setTimeout(180_000);
+
+let temporal: ManagedProcess;
+let uiBase: string;
+let t: TestApp;
+let receiver: Receiver;
+let worker: { stop(): Promise<void> };
+let browser: Browser;
+let page: Page;
+
+async function answers(address: string): Promise<boolean> {
+  try {
+    const connection = await Connection.connect({ address, connectTimeout: 1_000 });
+    await connection.workflowService.describeNamespace({ namespace: 'default' });
+    await connection.close();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+beforeAll(async () => {
+  const [port, uiPort] = [await freePort(), await freePort()];
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port)];
+  args.push('--ui-port', String(uiPort), '--log-level', 'error');
+  for (const name of SEARCH_ATTRIBUTE_NAMES) args.push('--search-attribute', `${name}=Keyword`);
+  temporal = spawnManaged(await ensureTemporalCli(() => undefined), args, {
+    onLine: () => undefined,
+  });
+  const address = `127.0.0.1:${port}`;
+  while (!(await answers(address))) await new Promise((r) => setTimeout(r, 250));
+  uiBase = `http://localhost:${uiPort}`;
+  t = await createTestApp({
+    config: testConfig({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true', TEMPORAL_ADDRESS: address }),
+  });
+  worker = await startTestWorker(t.mongo.db, t.config.TEMPORAL_TASK_QUEUE, {}, undefined, address);
+  receiver = await Receiver.start();
+  browser = await launchChromium();
+  page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await worker?.stop();
+  await receiver?.stop();
+  await t?.close();
+  await temporal?.stop();
+});
+
+async function channel(who: SignedIn, name: string, path: string, extra: object = {}) {
+  await request(t.app)
+    .post('/api/alert-channels')
+    .set({ Authorization: `Bearer ${who.token}` })
+    .send({ kind: 'webhook', name, url: receiver.url(path), secret: 'x'.repeat(24), ...extra });
+}
+
+async function alert(who: SignedIn, level: 'CRITICAL' | 'HIGH', n: number) {
+  const threatEventId = `thr_demo${n}`;
+  const payload = tripwirePayload(threatEventId);
+  payload.data.alertLevel = level;
+  payload.data.canaryId = `cnr_demo${n}`;
+  const handle = await startAlert(t.temporal, { accountId: who.userId, payload, threatEventId });
+  await handle.result();
+  return handle.workflowId;
+}
+
+it('when an operator filters alerts by DeliveryOutcome and opens one, then the list and the timeline tell which channel failed', async () => {
+  const ops = await signUpAndLogIn(t.app);
+  await channel(ops, 'Ops receiver', '/ok');
+  await channel(ops, 'Old CRM hook', '/status/410');
+  await channel(ops, 'Pager (critical only)', '/status/503', { minLevel: 'CRITICAL' });
+  const critical = await alert(ops, 'CRITICAL', 1);
+  await alert(ops, 'HIGH', 2);
+  const lonely = await signUpAndLogIn(t.app);
+  await channel(lonely, 'Broken hook', '/status/500');
+  const failed = await alert(lonely, 'HIGH', 3);
+
+  const query = encodeURIComponent('DeliveryOutcome != "delivered"');
+  await page.goto(`${uiBase}/namespaces/default/workflows?query=${query}`);
+  await page.getByText(critical).first().waitFor({ timeout: 60_000 });
+  await page.getByText(failed).first().waitFor();
+  await page.screenshot({ path: 'docs/screenshots/temporal-ui-failed-alerts.png' });
+
+  await page.goto(`${uiBase}/namespaces/default/workflows/${critical}`);
+  await page.getByText('send to webhook "Pager (critical only)", attempt 3 of 3').first().waitFor({
+    timeout: 60_000,
+  });
+  await page.screenshot({ path: 'docs/screenshots/temporal-ui-alert.png' });
+  // The static summary and details: account, canary, event, level.
+  // (The summary and details render as Markdown in a sandboxed frame; the events list is the page's.)
+  await page.getByText('User Metadata', { exact: true }).click();
+  await page.getByText('record attempt 1 to webhook "Old CRM hook": 410').first().waitFor();
+  await page.getByText('Current Details').waitFor();
+  await page.screenshot({ path: 'docs/screenshots/temporal-ui-summary.png' });
+});

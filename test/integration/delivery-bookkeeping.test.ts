@@ -1,0 +1,68 @@
+import request from 'supertest';
+import type { Activities } from '../../activities';
+import { deliveryListView } from '../../src/alerts/channels.routes';
+import { signUpAndLogIn } from '../support/accounts';
+import { Receiver } from '../support/receiver';
+import { createTestApp, testConfig, type TestApp } from '../support/test-app';
+import { startTestWorker } from '../support/test-worker';
+
+// Issue 15, point 3: a delivery the receiver accepted is never recorded as failed. The worker runs
+// the real activities, but the bookkeeping writes fail at first, as when the database is briefly
+// unreachable right after the receiver answered.
+let t: TestApp;
+let receiver: Receiver;
+let worker: { stop(): Promise<void> };
+/** How many more attempt records fail before the database "comes back". */
+let failingWrites = 0;
+const failedWrites: string[] = [];
+
+beforeAll(async () => {
+  t = await createTestApp({ config: testConfig({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' }) });
+  receiver = await Receiver.start();
+  worker = await startTestWorker(t.mongo.db, t.config.TEMPORAL_TASK_QUEUE, {}, (real) => ({
+    ...real,
+    async recordDeliveryAttempt(input: Parameters<Activities['recordDeliveryAttempt']>[0]) {
+      if (failingWrites > 0) {
+        failingWrites--;
+        failedWrites.push(input.deliveryId);
+        throw new Error('connection to the database lost (injected)');
+      }
+      return real.recordDeliveryAttempt(input);
+    },
+  }));
+});
+afterAll(async () => {
+  await worker.stop();
+  await receiver.stop();
+  await t.close();
+});
+
+it('when the attempt record fails to be written after the receiver accepted, then the outcome is still delivered and the receiver got one delivery', async () => {
+  const who = await signUpAndLogIn(t.app);
+  const auth = { Authorization: `Bearer ${who.token}` };
+  const created = await request(t.app)
+    .post('/api/alert-channels')
+    .set(auth)
+    .send({ kind: 'webhook', name: 'ops', url: receiver.url('/accepted'), secret: 'x'.repeat(20) });
+  failingWrites = 2;
+
+  const res = await request(t.app).post(`/api/alert-channels/${created.body.id}/test`).set(auth);
+
+  expect(res.body).toMatchObject({ outcome: 'delivered', status: 200 });
+  expect(failedWrites).toHaveLength(2);
+  const hits = receiver.hitsOn('/accepted');
+  expect(hits).toHaveLength(1);
+  expect(hits[0]!.headers['x-service-delivery']).toBe(res.body.deliveryId);
+  const { deliveries } = deliveryListView.parse(
+    (await request(t.app).get(`/api/alert-channels/${created.body.id}/deliveries`).set(auth)).body,
+  );
+  expect(deliveries).toHaveLength(1);
+  expect(deliveries[0]).toMatchObject({
+    deliveryId: res.body.deliveryId,
+    outcome: 'delivered',
+    attempts: [{ attempt: 1, status: 200, error: null }],
+  });
+  const channel = (await request(t.app).get(`/api/alert-channels/${created.body.id}`).set(auth))
+    .body;
+  expect(channel.lastError).toBeNull();
+});
