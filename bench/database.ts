@@ -19,9 +19,11 @@ import { CanariesRepository } from '../src/canaries/canaries.repository';
 import { ThreatsRepository } from '../src/canaries/threats.repository';
 import { ALL_INDEXES } from '../src/db/indexes';
 import { connectMongo, ensureIndexes } from '../src/db/mongo';
+import { EvidenceLog } from '../src/evidence/evidence-log';
 import { EvidenceRepository } from '../src/evidence/evidence.repository';
 import { EvidenceService } from '../src/evidence/evidence.service';
 import { EvidenceStore } from '../src/evidence/evidence.store';
+import { generateSigner } from '../src/evidence/signed-note';
 import { ApiKeysRepository } from '../src/keys/api-keys.repository';
 import { MongoCounterStore } from '../src/metering/counters.repository';
 import { freePort, provideMongo } from '../tools/stack';
@@ -117,8 +119,14 @@ async function operations(db: Db) {
   const sessions = new SessionsRepository(db);
   const counters = new MongoCounterStore(db);
   const evidence = new EvidenceRepository(db);
-  const verifier = new EvidenceService(evidence);
-  const store = new EvidenceStore(db, () => new Date());
+  // The real append path: each sealed record also becomes a leaf of the signed Merkle log.
+  const log = new EvidenceLog(
+    db,
+    generateSigner('bench.localhost/evidence').signer,
+    () => new Date(),
+  );
+  const verifier = new EvidenceService(evidence, log);
+  const store = new EvidenceStore(db, () => new Date(), log.leaves);
   const threats = new ThreatsRepository(db);
 
   const token = `tok_${tag}`;

@@ -15,7 +15,7 @@ import {
   type Document,
 } from 'mongodb';
 import { freePort, startLocalMongo } from '../../tools/stack';
-import { servedByIndex } from '../support/query-plans';
+import { scanLog, servedByIndex } from '../support/query-plans';
 
 const uri = process.env.MONGODB_URI!;
 let clients: MongoClient[];
@@ -172,6 +172,12 @@ describe('reads', () => {
     expect(await servedByIndex(db, 'events', filter, { at: -1 })).toBe(true);
     // The same query walked the other way is served from the index too.
     expect(await servedByIndex(db, 'events', filter, { at: 1 })).toBe(true);
+  });
+
+  it('when documents are counted under a filter, then the count is right and read through the index', async () => {
+    const before = await scanLog(db);
+    expect(await events().countDocuments({ account: 'a1', at: { $lt: 1500 } })).toBe(500);
+    if (before) expect(await scanLog(db)).toEqual(before);
   });
 
   it('when a query filters on a field no index covers, then the check says so', async () => {

@@ -2,7 +2,7 @@ import { Connection } from '@temporalio/client';
 import type { Browser, Page } from 'playwright-core';
 import request from 'supertest';
 import { startAlert } from '../../src/alerts/alert-workflows';
-import { ensureTemporalCli } from '../../tools/go-tools';
+import { ensureTemporalCli } from '../../tools/dev-tools';
 import { freePort, spawnManaged, type ManagedProcess } from '../../tools/stack';
 import { SEARCH_ATTRIBUTE_NAMES } from '../../workflows/shared';
 import { signUpAndLogIn, type SignedIn } from '../support/accounts';

@@ -19,7 +19,9 @@ import io.netty.channel.Channel;
  * killed server forgot up to a second of acknowledged writes);</li>
  * <li>an insert with duplicate keys reports how many documents went in (the library reports all
  * of them, while its per-document errors are right);</li>
- * <li>the `tripwireScans` command lists queries that no index served (see {@link ScanLog}).</li>
+ * <li>the `tripwireScans` command lists queries that no index served (see {@link ScanLog});</li>
+ * <li>an aggregation that opens with `$match` reads through the indexes (see
+ * {@link IndexedCollection#LEADING_MATCH}).</li>
  * </ul>
  */
 final class DurableBackend extends H2Backend {
@@ -44,6 +46,11 @@ final class DurableBackend extends H2Backend {
         }
         rememberAppName(channel, command, query);
         ScanLog.CALLER.set(appNames.get(channel));
+        if (command.equals("aggregate") && query.get("pipeline") instanceof List<?> pipeline
+            && !pipeline.isEmpty() && pipeline.get(0) instanceof Document first
+            && first.get("$match") instanceof Document match) {
+            IndexedCollection.LEADING_MATCH.set(match);
+        }
         try {
             Document response = super.handleCommand(channel, databaseName, command, query);
             if (command.equals("insert")) {
@@ -52,6 +59,7 @@ final class DurableBackend extends H2Backend {
             return response;
         } finally {
             ScanLog.CALLER.remove();
+            IndexedCollection.LEADING_MATCH.remove();
             if (store.hasUnsavedChanges()) {
                 store.commit();
             }

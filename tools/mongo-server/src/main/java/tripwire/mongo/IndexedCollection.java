@@ -66,9 +66,20 @@ final class IndexedCollection extends H2Collection {
         return document == null ? null : document.cloneDeeply();
     }
 
-    /** Aggregations read the whole collection: every one is a scan (the service sends none). */
+    /**
+     * The `$match` that opens the aggregation this thread is running, if any: its documents come
+     * from the query path (and its indexes) instead of a read of the whole collection. The driver's
+     * `countDocuments` is such an aggregation.
+     */
+    static final ThreadLocal<Document> LEADING_MATCH = new ThreadLocal<>();
+
     @Override
     public Stream<Document> queryAllAsStream() {
+        Document match = LEADING_MATCH.get();
+        if (match != null) {
+            LEADING_MATCH.remove(); // only the pipeline's own source, not a later stage's
+            return handleQueryAsStream(match);
+        }
         ScanLog.SHARED.record(getFullName(), new Document("$aggregate", 1), null);
         return super.queryAllAsStream();
     }
