@@ -48,16 +48,17 @@ export async function cutLog({ evidence, log }: CutDeps, accountId: string): Pro
   return { accountId, head, checkpoint: await log.checkpoints.issue() };
 }
 
-/** The cut's records oldest first, in chunks, each with its inclusion proof. */
+/** The cut's records oldest first, in chunks, each with its inclusion proof (unless not wanted). */
 export async function* cutRecords(
   { evidence, log }: CutDeps,
   cut: Cut,
+  { withProofs = true } = {},
 ): AsyncGenerator<CutRecord[]> {
   if (!cut.head) return;
   const size = cut.checkpoint?._id ?? 0;
   for await (const chunk of chunks(evidence.streamAscending(cut.accountId, cut.head.seq))) {
     const indexes = await log.leaves.indexesOf(chunk.map((r) => r.id));
-    const proven = chunk.filter((r) => (indexes.get(r.id) ?? size) < size);
+    const proven = withProofs ? chunk.filter((r) => (indexes.get(r.id) ?? size) < size) : [];
     const proofs = await log.tree.inclusionProofs(
       proven.map((r) => indexes.get(r.id)!),
       size,

@@ -91,7 +91,8 @@ export async function streamPdfExport(
   });
   footer();
   let onPage = 0;
-  for await (const chunk of cutRecords(deps, cut)) {
+  // The second pass only lays records out: their proofs were checked in the first.
+  for await (const chunk of cutRecords(deps, cut, { withProofs: false })) {
     for (const record of chunk) {
       if (onPage % RECORDS_PER_PAGE === 0) {
         doc.addPage();

@@ -80,16 +80,6 @@ export class EvidenceRepository {
     return entry && this.findByLogId(entry.logId);
   }
 
-  async latest(accountId: string): Promise<EvidenceRecord | null> {
-    const doc = await this.records.findOne({ accountId }, { sort: { seq: -1 } });
-    return doc && toRecord(doc);
-  }
-
-  async earliest(accountId: string): Promise<EvidenceRecord | null> {
-    const doc = await this.records.findOne({ accountId }, { sort: { seq: 1 } });
-    return doc && toRecord(doc);
-  }
-
   async chainHead(accountId: string): Promise<ChainHeadDoc | null> {
     return this.heads.findOne({ _id: accountId });
   }

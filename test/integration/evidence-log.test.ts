@@ -170,7 +170,7 @@ describe('two API processes appending while checkpoints are issued', () => {
       const writers = [t, second].flatMap((app, a) =>
         accounts.map(async (who) => {
           const store = new EvidenceStore(app.mongo.db, () => new Date());
-          for (let i = 0; i < 15; i++) {
+          for (let i = 0; i < 8; i++) {
             await store.appendMany(who.userId, [
               { kind: 'test.race', data: { app: a, i } },
               { kind: 'test.race', data: { app: a, i, second: true } },
@@ -214,13 +214,13 @@ describe('two API processes appending while checkpoints are issued', () => {
       }
       for (const who of accounts) {
         const verdict = verifyExport(await exportJson(who), keys());
-        expect(verdict).toMatchObject({ ok: true, records: 61 });
+        expect(verdict).toMatchObject({ ok: true, records: 33 });
       }
     } finally {
       await second.mongo.client.close();
       await second.temporal.close();
     }
-  });
+  }, 180_000); // FerretDB serializes every write; slow under load, not a timing check
 });
 
 describe('checkpoints on a timer', () => {
