@@ -44,6 +44,7 @@ describe('workflow replay with tracing on', () => {
   // the same source, so an execution recorded untraced diverges once traced (docs/operations.md:
   // switch tracing like a workflow change).
   const tracing = startTracing('tripwire-replay', { exporter: new InMemorySpanExporter() })!;
+  // The workflow interceptors go into the bundle; replay needs only the sink they export through.
   const { interceptors, sinks } = workerTracing(tracing);
   const traced = bundleWorkflowCode({
     workflowsPath: require.resolve('../../workflows'),
@@ -53,7 +54,7 @@ describe('workflow replay with tracing on', () => {
   afterAll(() => tracing.shutdown());
   const replayTraced = async (file: string) =>
     Worker.runReplayHistory(
-      { workflowBundle: await traced, interceptors, sinks },
+      { workflowBundle: await traced, sinks },
       JSON.parse(readFileSync(join(dir, file), 'utf8')) as never,
     );
 
