@@ -98,7 +98,8 @@ describe('docker-compose.yml', () => {
   it('when ports are published, then only the API listeners on every interface and the UI on loopback', () => {
     const published = Object.entries(services).filter(([, s]) => s.ports?.length);
     expect(published.map(([name]) => name).sort()).toEqual(['api', 'temporal-ui']);
-    expect(service('api').ports).toEqual(['8080:8080', '2525:2525']);
+    // The API, and the public tripwire listeners: URL tripwires and decoy APIs, decoy mail, Postgres.
+    expect(service('api').ports).toEqual(['8080:8080', '8081:8081', '2525:2525', '5432:5432']);
     for (const port of service('temporal-ui').ports!) expect(port).toMatch(/^127\.0\.0\.1:/);
     expect(processEnv('temporal-ui').TEMPORAL_DISABLE_WRITE_ACTIONS).toBe('true');
   });
