@@ -203,7 +203,7 @@ describe('revocation', () => {
       .set(bearer(who))
       .send({ key: 'nope' });
     expect(bad.status).toBe(422);
-    expect(bad.body.detail).toMatch(/^body\.key: /);
+    expect(bad.body.detail).toMatch(/^key: /);
     const missing = await request(t.app).post('/api/auth/revoke-key').set(bearer(who)).send({});
     expect(missing.body).toEqual({ detail: 'body.key: Required' });
   });

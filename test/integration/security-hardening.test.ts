@@ -5,6 +5,10 @@ import { answerClientErrors } from '../../src/http/client-errors';
 import { PASSWORD, refreshCookieOf, signUpAndLogIn, uniqueEmail } from '../support/accounts';
 import { createTestApp, manualClock, testConfig, type TestApp } from '../support/test-app';
 
+// Many tests here hash tens of passwords at OWASP's scrypt cost (128 MiB each, one at a time); on a
+// shared 2-core machine that can take minutes, which is slowness, not failure.
+jest.setTimeout(600_000);
+
 let t: TestApp;
 const clock = manualClock();
 const METRICS_TOKEN = 'metrics-token-0123456789';

@@ -35,6 +35,8 @@ describe('loadConfig', () => {
       CHECKPOINT_INTERVAL_SECONDS: 60,
       REFRESH_TTL_DAYS: 7,
       COOKIE_SECURE: true,
+      SIGNUP_MODE: 'open',
+      PASSWORD_HASHING_CONCURRENCY: 1,
       CONSOLE_DIR: 'dist/console',
       ALLOW_PRIVATE_WEBHOOK_TARGETS: false,
       CHANNEL_TEST_CONCURRENCY: 4,
@@ -110,6 +112,22 @@ describe('loadConfig', () => {
 
   it('when TRUST_PROXY is true, then it is refused: anyone could choose their address', () => {
     expect(() => loadConfig({ ...base, TRUST_PROXY: 'true' })).toThrow(/TRUST_PROXY: name the/);
+  });
+
+  it('when the security settings are bad, then each is named; operator tokens are off unless set', () => {
+    expect(loadConfig(base)).not.toHaveProperty('METRICS_TOKEN', expect.anything());
+    const load = () =>
+      loadConfig({
+        ...base,
+        SIGNUP_MODE: 'sometimes',
+        PASSWORD_HASHING_CONCURRENCY: '0',
+        METRICS_TOKEN: 'short',
+        DOCS_TOKEN: 'has spaces in it, which no header can carry',
+      });
+    expect(load).toThrow(/SIGNUP_MODE: /);
+    expect(load).toThrow(/PASSWORD_HASHING_CONCURRENCY: /);
+    expect(load).toThrow(/METRICS_TOKEN: 16–128/);
+    expect(load).toThrow(/DOCS_TOKEN: 16–128/);
   });
 
   it('when loaded, then the result is frozen', () => {
