@@ -59,6 +59,7 @@ import { usageRoutes } from './metering/usage.routes';
 import { shieldRoutes } from './shield/shield.routes';
 import { ShieldInspector } from './shield/shield.service';
 import type { Temporal } from './temporal/client';
+import { DEFAULT_RECONCILER_SETTINGS, StartReconciler } from './temporal/start-reconciler';
 
 export interface AppDeps {
   config: Config;
@@ -79,6 +80,8 @@ export interface Api {
   tripwires: Tripwires;
   /** The shield's inspection, for the benchmark's unauthenticated baseline. */
   shield: ShieldInspector;
+  /** Starts the workflows whose start Temporal missed; the entry point runs it (tests call a pass). */
+  reconciler: StartReconciler;
   /** Writes what background writers still hold (key-use audit trail, tripwire hits): call on shutdown. */
   flush(): Promise<void>;
 }
@@ -113,6 +116,8 @@ export function createApp({
 
   const canaries = new CanariesRepository(mongo.db);
   const threats = new ThreatsRepository(mongo.db);
+  const agents = new AgentsRepository(mongo.db);
+  const gather = { quietMs: config.ALERT_GATHER_MS, maxMs: 30_000 };
   const tripwires = new Tripwires({
     canaries,
     threats,
@@ -122,7 +127,7 @@ export function createApp({
     log: logger,
     settings: {
       stormWindowMs: config.STORM_WINDOW_SECONDS * 1000,
-      gather: { quietMs: config.ALERT_GATHER_MS, maxMs: 30_000 },
+      gather,
     },
   });
   const shield = new ShieldInspector({ tripwires, store, evidence });
@@ -198,11 +203,7 @@ export function createApp({
       meterPlant,
     }),
   );
-  app.use(
-    '/agent',
-    sessionOrKey,
-    agentRoutes({ agents: new AgentsRepository(mongo.db), temporal, clock }),
-  );
+  app.use('/agent', sessionOrKey, agentRoutes({ agents, temporal, clock }));
   app.use(
     '/rag',
     sessionOrKey,
@@ -224,6 +225,14 @@ export function createApp({
     app,
     tripwires,
     shield,
+    reconciler: new StartReconciler({
+      threats,
+      agents,
+      temporal,
+      clock,
+      log: logger,
+      settings: { ...DEFAULT_RECONCILER_SETTINGS, gather },
+    }),
     flush: async () => {
       await tripwires.flush();
       await trail.close();

@@ -31,12 +31,12 @@ async function main(): Promise<void> {
     log: logger,
   });
   logger.info({ port: mail.port, domain: config.DECOY_EMAIL_DOMAIN }, 'decoy mail listening');
+  api.reconciler.start();
 
   const shutdown = (signal: string) => {
     logger.info({ signal }, 'shutting down');
     server.close(() => {
-      void mail
-        .close()
+      void Promise.all([mail.close(), api.reconciler.stop()])
         .then(() => api.flush())
         .catch((err: unknown) =>
           logger.error({ err }, 'could not write the remaining audit trail and hits'),

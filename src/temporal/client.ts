@@ -9,6 +9,12 @@ export interface Temporal {
   close(): Promise<void>;
 }
 
+/**
+ * How long a request waits for a workflow start whose mark the start reconciler keeps: the
+ * client's own retries would hold it for about 20 s while Temporal is down.
+ */
+export const START_DEADLINE_MS = 3_000;
+
 /** Lazy, so the API starts (and /readyz says why it is not ready) while Temporal is still down. */
 export function createTemporal(
   config: Pick<Config, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE' | 'TEMPORAL_TASK_QUEUE'>,

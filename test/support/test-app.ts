@@ -10,6 +10,7 @@ import { connectMongo, ensureIndexes, type Database } from '../../src/db/mongo';
 import type { CounterStore } from '../../src/metering/counters.repository';
 import type { PlanLimits } from '../../src/metering/plan-limits';
 import { createTemporal, type Temporal } from '../../src/temporal/client';
+import type { StartReconciler } from '../../src/temporal/start-reconciler';
 
 export interface TestApp {
   app: Express;
@@ -20,6 +21,8 @@ export interface TestApp {
   appMongo: Database;
   temporal: Temporal;
   tripwires: Tripwires;
+  /** Not running: tests call its passes. */
+  reconciler: StartReconciler;
   /** Drops the test's database, then disconnects. */
   close(): Promise<void>;
   /** Disconnects from the servers, leaving the data (for a second app on the same database). */
@@ -59,7 +62,7 @@ export async function createTestApp(
   });
   await ensureIndexes(mongo.db, ALL_INDEXES);
   const temporal = createTemporal(config);
-  const { app, flush, tripwires } = createApp({
+  const { app, flush, tripwires, reconciler } = createApp({
     config,
     logger: testLogger(config),
     mongo: appMongo,
@@ -78,6 +81,7 @@ export async function createTestApp(
     appMongo,
     temporal,
     tripwires,
+    reconciler,
     async close() {
       await flush();
       await mongo.db.dropDatabase();
