@@ -26,5 +26,14 @@ module.exports = {
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },
+    {
+      // Real processes killed and restarted (npm run test:faults; .ci/run runs it after npm test).
+      displayName: 'faults',
+      testEnvironment: 'node',
+      transform,
+      testMatch: ['<rootDir>/test/faults/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+    },
   ],
 };

@@ -72,6 +72,7 @@ import { usageRoutes } from './metering/usage.routes';
 import { shieldRoutes } from './shield/shield.routes';
 import { ShieldInspector } from './shield/shield.service';
 import type { Temporal } from './temporal/client';
+import { DEFAULT_RECONCILER_SETTINGS, StartReconciler } from './temporal/start-reconciler';
 
 export interface AppDeps {
   config: Config;
@@ -107,6 +108,8 @@ export interface Api {
   shield: ShieldInspector;
   /** The evidence log's checkpoints: the entry point issues them on a timer. */
   checkpoints: Checkpoints;
+  /** Starts the workflows whose start Temporal missed; the entry point runs it (tests call a pass). */
+  reconciler: StartReconciler;
   /** Writes what background writers still hold (key-use audit trail, tripwire hits): call on shutdown. */
   flush(): Promise<void>;
 }
@@ -147,6 +150,8 @@ export function createApp({
 
   const canaries = new CanariesRepository(mongo.db);
   const threats = new ThreatsRepository(mongo.db);
+  const agents = new AgentsRepository(mongo.db);
+  const gather = { quietMs: config.ALERT_GATHER_MS, maxMs: 30_000 };
   const tripwires = new Tripwires({
     canaries,
     threats,
@@ -156,7 +161,7 @@ export function createApp({
     log: logger,
     settings: {
       stormWindowMs: config.STORM_WINDOW_SECONDS * 1000,
-      gather: { quietMs: config.ALERT_GATHER_MS, maxMs: 30_000 },
+      gather,
     },
   });
   const shield = new ShieldInspector({ tripwires, store, evidence });
@@ -237,11 +242,7 @@ export function createApp({
       meterPlant,
     }),
   );
-  app.use(
-    '/agent',
-    sessionOrKey,
-    agentRoutes({ agents: new AgentsRepository(mongo.db), temporal, clock }),
-  );
+  app.use('/agent', sessionOrKey, agentRoutes({ agents, temporal, clock }));
   app.use(
     '/rag',
     sessionOrKey,
@@ -264,6 +265,14 @@ export function createApp({
     tripwires,
     shield,
     checkpoints: log.checkpoints,
+    reconciler: new StartReconciler({
+      threats,
+      agents,
+      temporal,
+      clock,
+      log: logger,
+      settings: { ...DEFAULT_RECONCILER_SETTINGS, gather },
+    }),
     flush: async () => {
       await tripwires.flush();
       await trail.close();

@@ -32,13 +32,13 @@ async function main(): Promise<void> {
   await once(server, 'listening');
   logger.info({ address: server.address() }, 'API listening');
   const listeners = await startPublicListeners(config, api.tripwires, logger);
+  api.reconciler.start();
 
   const shutdown = (signal: string) => {
     logger.info({ signal }, 'shutting down');
     stopCheckpoints();
     server.close(() => {
-      void listeners
-        .close()
+      void Promise.all([listeners.close(), api.reconciler.stop()])
         .then(() => api.flush())
         .catch((err: unknown) =>
           logger.error({ err }, 'could not write the remaining audit trail and hits'),

@@ -65,6 +65,12 @@ async function waitForApi(timeoutMs: number): Promise<boolean> {
 async function main(): Promise<void> {
   process.once('SIGINT', () => void stopAll(0));
   process.once('SIGTERM', () => void stopAll(0));
+  // npm may go without passing a signal on (SIGKILL, a closed terminal): this process is then
+  // handed to another parent, and stops what it started rather than leave it holding the ports.
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) void stopAll(1);
+  }, 1_000).unref();
 
   const mongo = await provideMongo({ dataDir, port: mongoPort, log: prefix('mongodb') });
   services.push(mongo);

@@ -5,7 +5,7 @@ import type { Clock } from '../clock';
 import { callerAccountId, ownedByCaller } from '../http/caller';
 import { AppError } from '../http/errors';
 import { validateBody } from '../http/validate';
-import type { Temporal } from '../temporal/client';
+import { START_DEADLINE_MS, type Temporal } from '../temporal/client';
 import {
   retireAgentWatch,
   signalBlockedSkill,
@@ -90,11 +90,19 @@ export function agentRoutes(deps: {
       },
       clock(),
     );
-    await startAgentWatch(temporal, {
-      accountId: agent.accountId,
-      agentId: agent.id,
-      intervalMs: agent.heartbeatIntervalSeconds * 1000,
-    });
+    try {
+      await temporal.client.withDeadline(Date.now() + START_DEADLINE_MS, () =>
+        startAgentWatch(temporal, {
+          accountId: agent.accountId,
+          agentId: agent.id,
+          intervalMs: agent.heartbeatIntervalSeconds * 1000,
+        }),
+      );
+      await agents.watchStarted(agent.id);
+    } catch (err) {
+      // The agent keeps its pending mark: the start reconciler starts the watch once Temporal answers.
+      req.log.warn({ err, agentId: agent.id }, 'agent watch not started yet');
+    }
     res.status(201).json(describe(agent));
   });
 

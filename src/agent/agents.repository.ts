@@ -13,14 +13,24 @@ export interface Agent {
   createdAt: Date;
 }
 
-type AgentDoc = Omit<Agent, 'id'> & { _id: string };
+type AgentDoc = Omit<Agent, 'id'> & {
+  _id: string;
+  /** Outbox marker: set until the agent's watch workflow is known to be started (reconciler). */
+  watchPendingSince?: Date;
+};
 
 export const agentsIndexes: CollectionIndexes = {
   collection: 'agents',
-  indexes: [{ key: { accountId: 1, createdAt: -1 }, name: 'account_newest_first' }],
+  indexes: [
+    { key: { accountId: 1, createdAt: -1 }, name: 'account_newest_first' },
+    { key: { watchPendingSince: 1 }, name: 'watch_pending', sparse: true },
+  ],
 };
 
-const toAgent = ({ _id, ...rest }: AgentDoc): Agent => ({ id: _id, ...rest });
+const toAgent = ({ _id, watchPendingSince: _pending, ...rest }: AgentDoc): Agent => ({
+  id: _id,
+  ...rest,
+});
 
 export class AgentsRepository {
   private readonly agents: Collection<AgentDoc>;
@@ -33,9 +43,30 @@ export class AgentsRepository {
     fields: Pick<Agent, 'accountId' | 'name' | 'platform' | 'heartbeatIntervalSeconds'>,
     now: Date,
   ): Promise<Agent> {
-    const doc: AgentDoc = { _id: newId('agt'), ...fields, lastHeartbeatAt: null, createdAt: now };
+    const doc: AgentDoc = {
+      _id: newId('agt'),
+      ...fields,
+      lastHeartbeatAt: null,
+      createdAt: now,
+      watchPendingSince: now,
+    };
     await this.agents.insertOne(doc);
     return toAgent(doc);
+  }
+
+  /** The agent's watch workflow exists: the reconciler has nothing left to start for it. */
+  async watchStarted(agentId: string): Promise<void> {
+    await this.agents.updateOne({ _id: agentId }, { $unset: { watchPendingSince: '' } });
+  }
+
+  /** Agents whose watch start was not confirmed by `before`, oldest first. */
+  async pendingWatches(before: Date, limit: number): Promise<Agent[]> {
+    const docs = await this.agents
+      .find({ watchPendingSince: { $lte: before } })
+      .sort({ watchPendingSince: 1 })
+      .limit(limit)
+      .toArray();
+    return docs.map(toAgent);
   }
 
   async list(accountId: string): Promise<Agent[]> {

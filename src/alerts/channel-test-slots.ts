@@ -16,8 +16,12 @@ export const testSlotsIndexes: CollectionIndexes = {
 /** How long a channel test waits for its turn before it is refused with 429. */
 export const CHANNEL_TEST_WAIT_MS = 10_000;
 const POLL_MS = 200;
-/** A slot left by a crashed replica frees itself after this; a test ends well within it. */
-const LEASE_MS = 2 * 60_000;
+/**
+ * A held slot's lease, renewed every RENEW_MS while its test runs: a slot left by a process that
+ * died frees itself within LEASE_MS, shorter than the wait, so a waiting test still gets it.
+ */
+const LEASE_MS = 6_000;
+const RENEW_MS = 2_000;
 
 /**
  * The channel-test concurrency limit, shared by every API replica: `size` slot documents whose
@@ -40,7 +44,14 @@ export class ChannelTestSlots {
       for (let n = 0; n < this.size; n++) {
         const id = `slot:${n}`;
         if (await this.claim(id, holder)) {
+          const renewal = setInterval(() => {
+            this.slots
+              .updateOne({ _id: id, holder }, { $set: { expiresAt: this.leaseEnd() } })
+              .catch(() => undefined); // a missed renewal is retried by the next one
+          }, RENEW_MS);
+          renewal.unref();
           return async () => {
+            clearInterval(renewal);
             await this.slots.deleteOne({ _id: id, holder });
           };
         }
@@ -50,10 +61,14 @@ export class ChannelTestSlots {
     }
   }
 
+  private leaseEnd(): Date {
+    return new Date(Date.now() + LEASE_MS);
+  }
+
   private async claim(id: string, holder: string): Promise<boolean> {
     await this.slots.deleteOne({ _id: id, expiresAt: { $lt: new Date() } });
     try {
-      await this.slots.insertOne({ _id: id, holder, expiresAt: new Date(Date.now() + LEASE_MS) });
+      await this.slots.insertOne({ _id: id, holder, expiresAt: this.leaseEnd() });
       return true;
     } catch (err) {
       if (isDuplicateKeyError(err)) return false;

@@ -62,7 +62,11 @@ export interface ThreatHit {
   evidence: { logId: string; seq: number; contentHash: string };
 }
 
-type EventDoc = Omit<ThreatEvent, 'id'> & { _id: string };
+type EventDoc = Omit<ThreatEvent, 'id'> & {
+  _id: string;
+  /** Outbox marker: set until the event's alert workflow is known to be started (reconciler). */
+  alertPendingSince?: Date;
+};
 type HitDoc = Omit<ThreatHit, 'id'> & { _id: string };
 /** Per canary and source: which threat event new hits join until the window closes. */
 interface StormDoc {
@@ -73,7 +77,10 @@ interface StormDoc {
 
 export const threatEventsIndexes: CollectionIndexes = {
   collection: 'threat_events',
-  indexes: [{ key: { accountId: 1, firstHitAt: -1 }, name: 'account_newest_first' }],
+  indexes: [
+    { key: { accountId: 1, firstHitAt: -1 }, name: 'account_newest_first' },
+    { key: { alertPendingSince: 1 }, name: 'alert_pending', sparse: true },
+  ],
 };
 export const threatHitsIndexes: CollectionIndexes = {
   collection: 'threat_hits',
@@ -107,9 +114,10 @@ export class ThreatsRepository {
     return storm && storm.closesAt > now ? storm.threatEventId : null;
   }
 
+  /** A new event, marked as waiting for its alert until `alertStarted` clears the mark. */
   async openEvent(event: ThreatEvent, stormKey: string, closesAt: Date): Promise<void> {
     const { id, ...rest } = event;
-    await this.events.insertOne({ _id: id, ...rest });
+    await this.events.insertOne({ _id: id, ...rest, alertPendingSince: event.firstHitAt });
     await this.storms.updateOne(
       { _id: stormKey },
       { $set: { threatEventId: id, closesAt } },
@@ -133,6 +141,24 @@ export class ThreatsRepository {
       { _id: threatEventId },
       { $inc: { hitCount: hits.length }, $max: { lastHitAt: hits.at(-1)!.at } },
     );
+  }
+
+  /** The event's alert workflow exists: the reconciler has nothing left to start for it. */
+  async alertStarted(threatEventId: string): Promise<void> {
+    await this.events.updateOne({ _id: threatEventId }, { $unset: { alertPendingSince: '' } });
+  }
+
+  /** Events whose alert start was not confirmed by `before`, oldest first. */
+  async pendingAlerts(
+    before: Date,
+    limit: number,
+  ): Promise<Pick<ThreatEvent, 'id' | 'accountId'>[]> {
+    const docs = await this.events
+      .find({ alertPendingSince: { $lte: before } }, { projection: { accountId: 1 } })
+      .sort({ alertPendingSince: 1 })
+      .limit(limit)
+      .toArray();
+    return docs.map((doc) => ({ id: doc._id, accountId: doc.accountId }));
   }
 
   async findEvent(threatEventId: string): Promise<ThreatEvent | null> {

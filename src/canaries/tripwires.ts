@@ -3,7 +3,7 @@ import type { EvidenceStore } from '../evidence/evidence.store';
 import { newId } from '../ids';
 import { KeyedBatches } from '../keyed-batches';
 import type { Logger } from '../logger';
-import type { Temporal } from '../temporal/client';
+import { START_DEADLINE_MS, type Temporal } from '../temporal/client';
 import { signalThreatAlert } from '../alerts/alert-workflows';
 import type { CanariesRepository } from './canaries.repository';
 import type { HitSource, HitVia, ThreatHit, ThreatsRepository } from './threats.repository';
@@ -124,6 +124,7 @@ export class Tripwires {
     if (!canary || canary.retiredAt) return hits.map(() => undefined);
     const now = clock();
     let threatEventId = await threats.openStorm(stormKey, now);
+    const opened = !threatEventId;
     if (!threatEventId) {
       threatEventId = newId('thr');
       await threats.openEvent(
@@ -181,15 +182,23 @@ export class Tripwires {
     }));
     await threats.addHits(threatEventId, logged);
     await this.deps.canaries.countHits(canary.id, hits.length, hits.at(-1)!.at);
-    await signalThreatAlert(
-      temporal,
-      {
-        accountId: canary.accountId,
-        threat: { threatEventId, gather: settings.gather, canaryId: canary.id },
-        requestId: first.requestId ?? undefined,
-      },
-      hits.length,
-    );
+    try {
+      await temporal.client.withDeadline(Date.now() + START_DEADLINE_MS, () =>
+        signalThreatAlert(
+          temporal,
+          {
+            accountId: canary.accountId,
+            threat: { threatEventId, gather: settings.gather, canaryId: canary.id },
+            requestId: first.requestId ?? undefined,
+          },
+          hits.length,
+        ),
+      );
+      if (opened) await threats.alertStarted(threatEventId);
+    } catch (err) {
+      // The event keeps its pending mark: the start reconciler starts the alert once Temporal answers.
+      this.deps.log.warn({ err, threatEventId }, 'threat alert not started yet');
+    }
     return hits.map(() => undefined);
   }
 }

@@ -27,7 +27,8 @@ export async function connectMongo(
   options: { serverSelectionTimeoutMS?: number; appName?: string } = {},
 ): Promise<Database> {
   const client = new MongoClient(uri, {
-    serverSelectionTimeoutMS: options.serverSelectionTimeoutMS ?? 5_000,
+    // While the database is down, requests wait this long before answering 503 (src/http/errors.ts).
+    serverSelectionTimeoutMS: options.serverSelectionTimeoutMS ?? 1_000,
     appName: options.appName ?? SERVICE_APP_NAME,
   });
   await client.connect();

@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { AppError } from '../http/errors';
+import { parseQuery } from '../http/validate';
 import { consistencyView, describeCheckpoint, type EvidenceLog } from './evidence-log';
 
 const size = z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
@@ -33,7 +34,7 @@ export function logRoutes(log: EvidenceLog): Router {
   });
 
   router.get('/consistency', async (req, res) => {
-    const { from, to } = consistencyQuery.parse(req.query);
+    const { from, to } = parseQuery(consistencyQuery, req.query);
     res.json((await log.consistency(from, to)) satisfies z.output<typeof consistencyView>);
   });
 

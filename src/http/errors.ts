@@ -1,4 +1,11 @@
+import { isGrpcServiceError } from '@temporalio/client';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
+import {
+  MongoNetworkError,
+  MongoNotConnectedError,
+  MongoServerSelectionError,
+  MongoTopologyClosedError,
+} from 'mongodb';
 import { ZodError } from 'zod';
 import '../zod-messages';
 
@@ -53,8 +60,45 @@ function isBodyParserError(err: unknown): err is BodyParserError {
   );
 }
 
+/** gRPC status codes of a Temporal frontend that did not answer. */
+const GRPC_DEADLINE_EXCEEDED = 4;
+const GRPC_UNAVAILABLE = 14;
+
+/** How long a client should wait before retrying a request that met an unavailable dependency. */
+const RETRY_AFTER_SECONDS = '5';
+
+/** The error, or the error it wraps, that says which dependency did not answer. */
+function unavailableDependency(err: unknown): 'MongoDB' | 'Temporal' | null {
+  for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if (
+      e instanceof MongoServerSelectionError ||
+      e instanceof MongoNetworkError ||
+      e instanceof MongoNotConnectedError ||
+      e instanceof MongoTopologyClosedError
+    ) {
+      return 'MongoDB';
+    }
+    if (isGrpcServiceError(e) && [GRPC_UNAVAILABLE, GRPC_DEADLINE_EXCEEDED].includes(+e.code)) {
+      return 'Temporal';
+    }
+  }
+  return null;
+}
+
 function toAppError(err: unknown): AppError | undefined {
   if (err instanceof AppError) return err;
+  const dependency = unavailableDependency(err);
+  if (dependency) {
+    return new AppError(
+      503,
+      {
+        error: 'dependency_unavailable',
+        dependency: dependency.toLowerCase(),
+        message: `${dependency} is unavailable right now: retry shortly`,
+      },
+      { 'Retry-After': RETRY_AFTER_SECONDS },
+    );
+  }
   if (err instanceof ZodError) return new AppError(422, describeZodError(err));
   // The router could not decode a `%` sequence in a path parameter (`/r/%ZZ`): the client's fault.
   if (err instanceof URIError) return new AppError(400, 'path: malformed percent-encoding');

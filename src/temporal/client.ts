@@ -1,5 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
+import { temporal as proto } from '@temporalio/proto';
 import type { Config } from '../config';
 
 export interface Temporal {
@@ -7,8 +8,16 @@ export interface Temporal {
   taskQueue: string;
   /** Resolves when the frontend answers within the deadline; throws otherwise. */
   ping(timeoutMs: number): Promise<void>;
+  /** Workers (identities) that polled the task queue for workflow tasks within `withinMs`. */
+  pollers(timeoutMs: number, withinMs: number): Promise<string[]>;
   close(): Promise<void>;
 }
+
+/**
+ * How long a request waits for a workflow start whose mark the start reconciler keeps: the
+ * client's own retries would hold it for about 20 s while Temporal is down.
+ */
+export const START_DEADLINE_MS = 3_000;
 
 /** Lazy, so the API starts (and /readyz says why it is not ready) while Temporal is still down. */
 export function createTemporal(
@@ -28,6 +37,19 @@ export function createTemporal(
       await connection.withDeadline(Date.now() + timeoutMs, () =>
         connection.workflowService.getSystemInfo({}),
       );
+    },
+    async pollers(timeoutMs, withinMs) {
+      const { pollers } = await connection.withDeadline(Date.now() + timeoutMs, () =>
+        connection.workflowService.describeTaskQueue({
+          namespace: config.TEMPORAL_NAMESPACE,
+          taskQueue: { name: config.TEMPORAL_TASK_QUEUE },
+          taskQueueType: proto.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+        }),
+      );
+      const since = Date.now() - withinMs;
+      return pollers
+        .filter((p) => Number(p.lastAccessTime?.seconds ?? 0) * 1000 >= since)
+        .map((p) => p.identity ?? 'unknown');
     },
     close: () => connection.close(),
   };

@@ -232,4 +232,23 @@ describe('channel test concurrency, shared through MongoDB', () => {
       await replica.stop();
     }
   });
+
+  it('when the process holding the slot died, then its lease runs out within the wait and the test runs', async () => {
+    const replica = await replicaWithOneSlot();
+    const who = await signUpAndLogIn(t.app);
+    const id = await channel(who, receiver.url('/after-crash'));
+    // A lease its holder renewed just now and will never renew again (the lease is 6 s).
+    await slots().insertOne({
+      _id: 'slot:0',
+      holder: 'dead-replica',
+      expiresAt: new Date(Date.now() + 6_000),
+    } as never);
+    try {
+      const res = await request(replica.app).post(`/api/alert-channels/${id}/test`).set(as(who));
+      expect(res.body).toMatchObject({ outcome: 'delivered' });
+      expect(receiver.hitsOn('/after-crash')).toHaveLength(1);
+    } finally {
+      await replica.stop();
+    }
+  }, 30_000);
 });

@@ -281,7 +281,7 @@ describe('public log routes', () => {
   it('when consistency is asked with bad sizes, then 422 naming them, or 404 for an unsigned size', async () => {
     const bad = await request(t.app).get('/api/log/consistency?from=0&to=x');
     expect(bad.status).toBe(422);
-    expect(bad.body.detail).toMatch(/^(from|to): /);
+    expect(bad.body.detail).toMatch(/^query\.(from|to): /);
     const reversed = await request(t.app).get('/api/log/consistency?from=5&to=2');
     expect(reversed.status).toBe(422);
     const unsigned = await request(t.app).get('/api/log/consistency?from=1&to=999999999');

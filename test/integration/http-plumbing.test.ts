@@ -5,6 +5,7 @@ import { openApiDocumentView, OPERATIONS } from '../../src/openapi/operations';
 import { createTemporal } from '../../src/temporal/client';
 import { freePort } from '../../tools/stack';
 import { createTestApp, testConfig, testLogger, type TestApp } from '../support/test-app';
+import { startTestWorker } from '../support/test-worker';
 
 let t: TestApp;
 
@@ -89,13 +90,33 @@ describe('request plumbing', () => {
     expect(res.body).toEqual({ status: 'ok' });
   });
 
-  it('when MongoDB, Temporal and indexes are in place, then /readyz is ready', async () => {
+  it('when MongoDB, Temporal and indexes are in place but no worker polls, then /readyz is ready and says so', async () => {
     const res = await request(t.app).get('/readyz');
     expect(res.body).toEqual({
       status: 'ready',
       checks: { mongodb: { ok: true }, temporal: { ok: true }, indexes: { ok: true } },
+      workers: {
+        ok: false,
+        pollers: 0,
+        error: `no worker polls task queue ${t.config.TEMPORAL_TASK_QUEUE}`,
+      },
     });
     expect(res.status).toBe(200);
+  });
+
+  it('when a worker polls the task queue, then /readyz counts it', async () => {
+    const worker = await startTestWorker(t.mongo.db, t.config.TEMPORAL_TASK_QUEUE);
+    try {
+      let workers: unknown;
+      for (let i = 0; i < 100; i++) {
+        ({ workers } = (await request(t.app).get('/readyz')).body as { workers: unknown });
+        if ((workers as { ok: boolean }).ok) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(workers).toEqual({ ok: true, pollers: 1 });
+    } finally {
+      await worker.stop();
+    }
   });
 
   it('when an index is missing, then /readyz is 503 and names it', async () => {
@@ -135,21 +156,39 @@ describe('request plumbing', () => {
       expect(res.body.checks.mongodb.error).toEqual(expect.any(String));
       expect(res.body.checks.temporal.ok).toBe(false);
       expect(res.body.checks.indexes).toEqual({ ok: false, error: 'MongoDB unreachable' });
+      expect(res.body.workers).toEqual({ ok: false, error: 'Temporal unreachable' });
+      const login = await request(app)
+        .post('/api/auth/login')
+        .send({ email: 'a@example.com', password: 'whatever-password' });
+      expect([login.status, login.headers['retry-after'], login.body]).toEqual([
+        503,
+        '5',
+        {
+          detail: {
+            error: 'dependency_unavailable',
+            dependency: 'mongodb',
+            message: 'MongoDB is unavailable right now: retry shortly',
+          },
+        },
+      ]);
     } finally {
       await client.close();
       await temporal.close();
     }
   });
 
-  it('when a dependency fails inside a route, then 500 says nothing of the internals', async () => {
+  it("when the app's database client is gone inside a route, then 503 names MongoDB and nothing of the internals", async () => {
     const broken = await createTestApp();
     await broken.mongo.db.dropDatabase();
     await broken.appMongo.client.close();
     const res = await request(broken.app)
       .post('/api/auth/login')
       .send({ email: 'a@example.com', password: 'whatever-password' });
-    expect(res.status).toBe(500);
-    expect(res.body).toEqual({ detail: 'Internal server error' });
+    expect(res.status).toBe(503);
+    expect(res.body.detail).toMatchObject({
+      error: 'dependency_unavailable',
+      dependency: 'mongodb',
+    });
     await broken.disconnect();
   });
 });

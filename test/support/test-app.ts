@@ -12,6 +12,7 @@ import type { PlanLimits } from '../../src/metering/plan-limits';
 import { createTemporal, type Temporal } from '../../src/temporal/client';
 import type { Checkpoints } from '../../src/evidence/checkpoints';
 import { generateSigner, type NoteSigner } from '../../src/evidence/signed-note';
+import type { StartReconciler } from '../../src/temporal/start-reconciler';
 
 export interface TestApp {
   app: Express;
@@ -22,10 +23,12 @@ export interface TestApp {
   appMongo: Database;
   temporal: Temporal;
   tripwires: Tripwires;
-  /** Drops the test's database, then disconnects. */
+  /** Not running: tests call its passes. */
+  reconciler: StartReconciler;
   /** The evidence log's checkpoints, and the key that signs them (the test's own). */
   checkpoints: Checkpoints;
   signer: NoteSigner;
+  /** Drops the test's database, then disconnects. */
   close(): Promise<void>;
   /** Disconnects from the servers, leaving the data (for a second app on the same database). */
   disconnect(): Promise<void>;
@@ -66,7 +69,7 @@ export async function createTestApp(
   });
   await ensureIndexes(mongo.db, ALL_INDEXES);
   const temporal = createTemporal(config);
-  const { app, flush, tripwires, checkpoints } = createApp({
+  const { app, flush, tripwires, checkpoints, reconciler } = createApp({
     config,
     logger: testLogger(config),
     mongo: appMongo,
@@ -86,6 +89,7 @@ export async function createTestApp(
     appMongo,
     temporal,
     tripwires,
+    reconciler,
     checkpoints,
     signer,
     async close() {

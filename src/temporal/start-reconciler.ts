@@ -1,0 +1,112 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import type { AgentsRepository } from '../agent/agents.repository';
+import { startAgentWatch } from '../agent/agent-workflows';
+import { signalThreatAlert } from '../alerts/alert-workflows';
+import type { ThreatsRepository } from '../canaries/threats.repository';
+import type { Clock } from '../clock';
+import type { Logger } from '../logger';
+import type { Temporal } from './client';
+
+export interface StartReconcilerSettings {
+  /** A start younger than this is left to the request that is making it. */
+  graceMs: number;
+  /** Pause between passes. */
+  intervalMs: number;
+  /** Most starts per kind in one pass (the rest wait for the next). */
+  batch: number;
+  /** Threat alerts' storm gathering, as the tripwires start them. */
+  gather: { quietMs: number; maxMs: number };
+}
+
+export const DEFAULT_RECONCILER_SETTINGS: Omit<StartReconcilerSettings, 'gather'> = {
+  graceMs: 5_000,
+  intervalMs: 5_000,
+  batch: 100,
+};
+
+export interface ReconcileResult {
+  alerts: number;
+  watches: number;
+}
+
+/**
+ * The outbox's other half. A threat event and an agent are written with a "pending" mark before
+ * their workflow is started, and the mark is cleared once the start is confirmed. When Temporal
+ * was down at that moment the mark stays, and this loop starts what is missing once Temporal
+ * answers. Starts are idempotent through the workflow ids (`alert-<threatEventId>` with
+ * REJECT_DUPLICATE, `agent-watch-<agentId>`), so any number of API replicas may run it, and a
+ * start that raced the request's own one sends nothing twice.
+ */
+export class StartReconciler {
+  private readonly stopping = new AbortController();
+  private loop: Promise<void> | null = null;
+
+  constructor(
+    private readonly deps: {
+      threats: ThreatsRepository;
+      agents: AgentsRepository;
+      temporal: Temporal;
+      clock: Clock;
+      log: Logger;
+      settings: StartReconcilerSettings;
+    },
+  ) {}
+
+  /** One pass: starts every workflow marked pending before `graceMs` ago (up to `batch` each). */
+  async reconcileOnce(): Promise<ReconcileResult> {
+    const { threats, agents, temporal, clock, settings } = this.deps;
+    const before = new Date(clock().getTime() - settings.graceMs);
+    const result: ReconcileResult = { alerts: 0, watches: 0 };
+    for (const event of await threats.pendingAlerts(before, settings.batch)) {
+      // Zero hits: the alert counts the event's recorded hits itself, so nothing is counted twice.
+      await signalThreatAlert(
+        temporal,
+        {
+          accountId: event.accountId,
+          threat: { threatEventId: event.id, gather: settings.gather },
+        },
+        0,
+      );
+      await threats.alertStarted(event.id);
+      result.alerts++;
+    }
+    for (const agent of await agents.pendingWatches(before, settings.batch)) {
+      try {
+        await startAgentWatch(temporal, {
+          accountId: agent.accountId,
+          agentId: agent.id,
+          intervalMs: agent.heartbeatIntervalSeconds * 1000,
+        });
+      } catch (err) {
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      }
+      await agents.watchStarted(agent.id);
+      result.watches++;
+    }
+    return result;
+  }
+
+  /** Runs passes until `stop`; a pass that fails (Temporal or the database down) is retried. */
+  start(): void {
+    const { temporal, log, settings } = this.deps;
+    this.loop = (async () => {
+      const { signal } = this.stopping;
+      while (!signal.aborted) {
+        try {
+          await temporal.ping(2_000);
+          const done = await this.reconcileOnce();
+          if (done.alerts || done.watches) log.info(done, 'started missing workflows');
+        } catch (err) {
+          log.warn({ err }, 'start reconciler pass failed; retrying');
+        }
+        await sleep(settings.intervalMs, undefined, { signal }).catch(() => undefined);
+      }
+    })();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    await this.loop;
+  }
+}
