@@ -151,7 +151,7 @@ describe('resend', () => {
     expect(bulkResendView.parse((await bulk({ since })).body).resent).toEqual([]);
     const invalid = await bulk({ since: 'yesterday' });
     expect(invalid.status).toBe(422);
-    expect(invalid.body.detail).toMatch(/^since: /);
+    expect(invalid.body.detail).toMatch(/^body\.since: /);
   });
 });
 
@@ -188,9 +188,9 @@ describe('routing', () => {
     const who = await signUpAndLogIn(t.app);
     const id = await channel(who, { url: receiver.url('/route-bad') });
     for (const [body, field] of [
-      [{ minLevel: 'LOW' }, /^minLevel: /],
-      [{ events: ['canary.other'] }, /^events\.0: /],
-      [{ events: [] }, /^events: /],
+      [{ minLevel: 'LOW' }, /^body\.minLevel: /],
+      [{ events: ['canary.other'] }, /^body\.events\[0\]: /],
+      [{ events: [] }, /^body\.events: /],
     ] as const) {
       const res = await request(t.app).patch(`/api/alert-channels/${id}`).set(as(who)).send(body);
       expect(res.status).toBe(422);

@@ -183,18 +183,21 @@ describe('npm run stack:prod-like', () => {
           )
         ).flatMap(metricNames),
       );
-    // The SDK exports a counter once it has counted: a receiver answering 503 makes the first
-    // delivery attempt fail, so the failure panels have something to show.
+    // The SDK exports a counter only once it has counted. Deliveries no longer fail their activity
+    // (an attempt reports the receiver's answer; the workflow decides on a retry), so the activity
+    // failure counter appears only when an activity itself breaks, which this run does not provoke.
+    const onlyAfterAnActivityFails = new Set(['temporal_activity_execution_failed_total']);
     const { token } = await accountWithChannel(stack.apis[0]!, '/status/503');
     await fire(stack.apis[0]!, token);
     let exported = await scrape();
-    for (let i = 0; i < 240 && !exported.has('temporal_activity_execution_failed_total'); i++) {
+    for (let i = 0; i < 60 && !exported.has('temporal_workflow_completed_total'); i++) {
       await new Promise((r) => setTimeout(r, 250));
       exported = await scrape();
     }
     // The worker's endpoint carries the Temporal SDK's metrics beside its own.
     expect([...exported].some((name) => name.startsWith('temporal_'))).toBe(true);
-    expect([...new Set(queried)].filter((name) => !exported.has(name))).toEqual([]);
+    const missing = [...new Set(queried)].filter((name) => !exported.has(name));
+    expect(missing.filter((name) => !onlyAfterAnActivityFails.has(name))).toEqual([]);
   });
 });
 

@@ -87,8 +87,8 @@ describe('tracing', () => {
       'GET /r/:token',
       'SignalWithStartWorkflow:alertWorkflow',
       'RunWorkflow:alertWorkflow',
-      'StartActivity:deliverToChannel',
-      'RunActivity:deliverToChannel',
+      'StartActivity:sendAlertAttempt',
+      'RunActivity:sendAlertAttempt',
       'alert delivery attempt',
     ];
     const spans = await traceWith(hit!.spanContext().traceId, names);

@@ -43,6 +43,9 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     MONGODB_DB: `test_${randomUUID().replace(/-/g, '').slice(0, 16)}`,
     TEMPORAL_TASK_QUEUE: `test-${randomUUID()}`,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    // Test files sign up many accounts at once; one hashing slot (the production default) would
+    // queue them past its limit and answer 503 login_busy, which test/unit/passwords.test.ts covers.
+    PASSWORD_HASHING_CONCURRENCY: '4',
     ...overrides,
   });
 }

@@ -231,7 +231,14 @@ final class OrderedIndex extends Index<Object> {
         }
         Document range = k < names.size() ? rangeOf(query.get(names.get(k))) : null;
         if (k == 0 && range == null) {
-            return null;
+            // No condition on the first key: only an unfiltered read in this index's order (the
+            // newest leaf, the latest checkpoint) walks it, stopping at the limit.
+            Boolean walk = query.isEmpty() && orderBy != null && !orderBy.isEmpty() ? direction(orderBy, 0) : null;
+            if (walk == null) {
+                return null;
+            }
+            Entry[] all = {new Entry(new Object[0], null, -1), new Entry(new Object[0], null, 1)};
+            return new Scan(this, List.<Entry[]>of(all), 0, walk);
         }
         List<Object[]> prefixes = combinations(choices);
         if (prefixes == null) {
