@@ -120,7 +120,7 @@ const configSchema = z.object({
   CHECKPOINT_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
   /** The worker's `/metrics` (with the Temporal SDK's) and `/healthz` port; 0 turns both off. */
   WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
-  /** Worker tuning (see the README's worker-scaling figures): activities run at once per worker. */
+  /** Worker tuning (see the worker-scaling figures in docs/benchmarks.md): activities run at once per worker. */
   WORKER_ACTIVITY_SLOTS: z.coerce.number().int().min(1).max(1000).default(100),
   /** Workflow tasks processed at once per worker. */
   WORKER_WORKFLOW_TASK_SLOTS: z.coerce.number().int().min(2).max(1000).default(40),
@@ -143,7 +143,7 @@ const withDerivedDefaults = (config: z.infer<typeof configSchema>) => ({
 
 export type Config = Readonly<ReturnType<typeof withDerivedDefaults>>;
 
-/** The variable names, for checks that the README and docker-compose.yml name only real ones. */
+/** The variable names, for checks that docs/configuration.md and docker-compose.yml name only real ones. */
 export const CONFIG_VARIABLES = Object.keys(configSchema.shape);
 
 export class ConfigError extends Error {}

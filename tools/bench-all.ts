@@ -1,7 +1,7 @@
 /**
  * `npm run bench:all`: runs every benchmark script of package.json (`bench`, `bench:*`) one after
  * another with its defaults, each against its own baseline in the same run, and rewrites the
- * README's "Latest full run" section with their tables, the date, the machine and the commit.
+ * "Latest full run" section of docs/benchmarks.md with their tables, the date, the machine and the commit.
  * A benchmark that fails is reported in that section rather than stopping the others.
  *
  *   npm run bench:all [-- --only bench:database,bench:shield]
@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util';
 
 const START = '<!-- bench:all start -->';
 const END = '<!-- bench:all end -->';
+const PAGE = 'docs/benchmarks.md';
 
 const { values } = parseArgs({ options: { only: { type: 'string' } } });
 const scripts = Object.keys(
@@ -60,13 +61,13 @@ async function main(): Promise<void> {
     parts.push(`#### \`npm run ${script}\` (${result.seconds} s)`);
     parts.push(result.ok ? result.tables || '(no table printed)' : '**failed**: see its output');
   }
-  const readme = readFileSync('README.md', 'utf8');
+  const readme = readFileSync(PAGE, 'utf8');
   const from = readme.indexOf(START);
   const to = readme.indexOf(END);
-  if (from < 0 || to < from) throw new Error(`README.md has no ${START} … ${END} section`);
+  if (from < 0 || to < from) throw new Error(`${PAGE} has no ${START} … ${END} section`);
   const section = `${START}\n\n${parts.join('\n\n')}\n\n`;
-  writeFileSync('README.md', readme.slice(0, from) + section + readme.slice(to));
-  console.log('\n[bench:all] README.md updated');
+  writeFileSync(PAGE, readme.slice(0, from) + section + readme.slice(to));
+  console.log(`\n[bench:all] ${PAGE} updated`);
 }
 
 void main().catch((err: unknown) => {

@@ -2,7 +2,7 @@ import type { AlertLevel } from '../alerts/payload';
 import type { CanaryKind } from './decoys';
 
 /**
- * Risk of one threat event, 0-100, as the README documents it:
+ * Risk of one threat event, 0-100, as docs/canaries.md documents it:
  *   base by canary kind (a working-looking credential used is worse than a fetched URL)
  * + attacker type (Tor +20, datacenter +10, internal −20)
  * + abuse score / 5 (0-20; nothing when unknown)

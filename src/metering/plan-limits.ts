@@ -12,7 +12,7 @@ export interface ActionLimits {
 }
 
 /**
- * The one plan table (mirrored in the README). Changing a number is a one-line edit. A month or a
+ * The one plan table (mirrored in docs/api.md). Changing a number is a one-line edit. A month or a
  * day is a UTC calendar month or day; the burst window is the current UTC minute.
  */
 export const PLAN_LIMITS: Record<PlanId, Record<MeteredAction, ActionLimits>> = {

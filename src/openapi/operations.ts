@@ -116,7 +116,7 @@ export const openApiDocumentView = z.object({
 const ok = (description: string, status = 200) => ({ status, description });
 const noContent = { status: 204, description: 'Done, no body' };
 
-/** Every route the service serves, in the README's order. */
+/** Every route the service serves, in the order of docs/api.md. */
 export const OPERATIONS: Operation[] = [
   {
     method: 'get',

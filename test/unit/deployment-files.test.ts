@@ -219,9 +219,9 @@ describe('Dockerfile', () => {
   });
 });
 
-describe('README', () => {
+describe('documentation', () => {
   it('when it documents configuration, then every setting is in its table', () => {
-    const readme = readFileSync('README.md', 'utf8');
+    const readme = readFileSync('docs/configuration.md', 'utf8');
     for (const name of CONFIG_VARIABLES) expect(readme).toContain(`| \`${name}\``);
   });
 });
