@@ -186,7 +186,10 @@ async function operations(db: Db) {
 async function alternate(small: () => Promise<unknown>, large: () => Promise<unknown>) {
   const ms = { small: [] as number[], large: [] as number[] };
   for (let i = 0; i < OPS; i++) {
-    for (const [size, op] of [['small', small], ['large', large]] as const) {
+    for (const [size, op] of [
+      ['small', small],
+      ['large', large],
+    ] as const) {
       const started = performance.now();
       await op();
       ms[size].push(performance.now() - started);
@@ -195,7 +198,8 @@ async function alternate(small: () => Promise<unknown>, large: () => Promise<unk
   return ms;
 }
 
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) * p)]!;
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) * p)]!;
 
 async function main(): Promise<void> {
   const dataDir = resolve(values['data-dir']);
@@ -222,8 +226,15 @@ async function main(): Promise<void> {
         ms.small.push(...sample.small);
         ms.large.push(...sample.large);
       }
-      const [s50, l50, s99, l99] = [pct(ms.small, 0.5), pct(ms.large, 0.5), pct(ms.small, 0.99), pct(ms.large, 0.99)];
-      rows.push(`| ${name} | ${s50.toFixed(2)} | ${l50.toFixed(2)} | **${(l50 / s50).toFixed(2)}** | ${s99.toFixed(2)} | ${l99.toFixed(2)} |`);
+      const [s50, l50, s99, l99] = [
+        pct(ms.small, 0.5),
+        pct(ms.large, 0.5),
+        pct(ms.small, 0.99),
+        pct(ms.large, 0.99),
+      ];
+      rows.push(
+        `| ${name} | ${s50.toFixed(2)} | ${l50.toFixed(2)} | **${(l50 / s50).toFixed(2)}** | ${s99.toFixed(2)} | ${l99.toFixed(2)} |`,
+      );
       console.log(`${name}: done`);
     }
     console.log(
