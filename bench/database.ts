@@ -24,7 +24,7 @@ import { EvidenceRepository } from '../src/evidence/evidence.repository';
 import { EvidenceService } from '../src/evidence/evidence.service';
 import { EvidenceStore } from '../src/evidence/evidence.store';
 import { generateSigner } from '../src/evidence/signed-note';
-import { ApiKeysRepository } from '../src/keys/api-keys.repository';
+import { ApiKeysRepository, type ApiKey } from '../src/keys/api-keys.repository';
 import { MongoCounterStore } from '../src/metering/counters.repository';
 import { freePort, provideMongo } from '../tools/stack';
 
@@ -45,6 +45,19 @@ const ROUNDS = Number(values.rounds);
 const hex = () => randomBytes(16).toString('hex');
 const at = new Date('2026-11-01T00:00:00Z');
 
+const apiKey = (id: string, accountId: string): ApiKey => ({
+  id,
+  accountId,
+  name: '',
+  prefix: 'sk_live_',
+  secretHash: hex(),
+  scopes: ['*'],
+  slot: 0,
+  createdAt: at,
+  lastUsedAt: null,
+  revokedAt: null,
+});
+
 /** Documents shaped like the repositories' own, for the collections the measured reads touch. */
 const fillers: Record<string, (i: number) => Document> = {
   evidence: (i) => ({
@@ -61,18 +74,10 @@ const fillers: Record<string, (i: number) => Document> = {
   }),
   evidence_hashes: (i) => ({ _id: hex() + hex(), logId: `evd_fill_${i}` }),
   canary_tokens: (i) => ({ _id: hex() + hex(), canaryId: `cnr_fill_${i}` }),
-  api_keys: (i) => ({
-    _id: `key_fill_${i}`,
-    accountId: `acct_fill_${i % 1000}`,
-    name: '',
-    prefix: 'sk_live_',
-    secretHash: hex(),
-    scopes: ['*'],
-    slot: 0,
-    createdAt: at,
-    lastUsedAt: null,
-    revokedAt: null,
-  }),
+  api_keys: (i) => {
+    const { id, ...rest } = apiKey(`key_fill_${i}`, `acct_fill_${i % 1000}`);
+    return { _id: id, ...rest };
+  },
   sessions: (i) => ({
     _id: `ses_fill_${i}`,
     userId: `usr_fill_${i % 1000}`,
@@ -136,18 +141,7 @@ async function operations(db: Db) {
     new Date(),
   );
   const keyId = `key_bench_${tag}`;
-  await keys.insert({
-    id: keyId,
-    accountId: account,
-    name: '',
-    prefix: 'sk_live_',
-    secretHash: hex(),
-    scopes: ['*'],
-    slot: 0,
-    createdAt: at,
-    lastUsedAt: null,
-    revokedAt: null,
-  });
+  await keys.insert(apiKey(keyId, account));
   const tokenHash = hex() + hex();
   const later = new Date(Date.now() + 3_600_000);
   await sessions.create({
