@@ -1,17 +1,14 @@
 import nodemailer from 'nodemailer';
 import request from 'supertest';
-import { alertPayloadSchema, type AlertPayload } from '../../src/alerts/payload';
-import { verifyWebhookSignature } from '../../src/alerts/webhook-signature';
-import { canaryView } from '../../src/canaries/canaries.routes';
 import { threatEventListView, threatLogView } from '../../src/canaries/threats.routes';
 import { startDecoyMailServer, type DecoyMailServer } from '../../src/canaries/listeners/smtp';
 import { generateApiKey } from '../../src/keys/api-key-format';
 import { createKey, signUpAndLogIn, type SignedIn } from '../support/accounts';
+import { bearer, canaryAccounts } from '../support/canary-accounts';
 import { Receiver } from '../support/receiver';
 import { createTestApp, testConfig, testLogger, type TestApp } from '../support/test-app';
 import { startTestWorker } from '../support/test-worker';
 
-const SECRET = 'canary-test-webhook-secret';
 const ATTACKER = '8.8.8.8';
 
 let t: TestApp;
@@ -45,42 +42,14 @@ afterAll(async () => {
   await t.close();
 });
 
-const as = (who: SignedIn) => ({ Authorization: `Bearer ${who.token}` });
+const as = bearer;
 
-/** A fresh account whose alerts go to its own receiver path through a signed webhook. */
-async function account() {
-  const who = await signUpAndLogIn(t.app);
-  const path = `/alerts/${who.userId}`;
-  const res = await request(t.app)
-    .post('/api/alert-channels')
-    .set(as(who))
-    .send({ kind: 'webhook', name: 'hook', url: receiver.url(path), secret: SECRET });
-  expect(res.status).toBe(201);
-  return { who, path };
-}
-
-async function plant(who: SignedIn, kind: string, extra: object = {}) {
-  const res = await request(t.app)
-    .post('/api/canaries')
-    .set(as(who))
-    .send({ kind, memo: `${kind} in the test`, ...extra });
-  if (res.status !== 201) throw new Error(`plant: ${res.status} ${res.text}`);
-  return canaryView.parse(res.body);
-}
-
-/** The verified alerts at a receiver path, waiting until `count` have arrived. */
-async function alertsAt(path: string, count = 1, timeoutMs = 30_000): Promise<AlertPayload[]> {
-  const hits = await receiver.waitFor(path, count, timeoutMs);
-  return hits.map((h) => {
-    const check = verifyWebhookSignature(SECRET, {
-      rawBody: h.rawBody,
-      timestamp: h.headers['x-service-timestamp'] as string,
-      signature: h.headers['x-service-signature'] as string,
-    });
-    expect(check).toEqual({ ok: true });
-    return alertPayloadSchema.parse(JSON.parse(h.rawBody.toString()));
-  });
-}
+// A fresh account whose alerts go to its own receiver path; planting; verified alerts.
+const account = () => canaryAccounts(t.app, receiver).account();
+const plant = (who: SignedIn, kind: string, extra: object = {}) =>
+  canaryAccounts(t.app, receiver).plant(who, kind, extra);
+const alertsAt = (path: string, count?: number, timeoutMs?: number) =>
+  canaryAccounts(t.app, receiver).alertsAt(path, count, timeoutMs);
 
 describe('a decoy API key presented to the API', () => {
   it('when used, then the caller gets the invalid-key answer and a signed, enriched alert goes out', async () => {
