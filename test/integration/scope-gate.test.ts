@@ -51,7 +51,9 @@ beforeAll(async () => {
       });
     }),
   );
-});
+  // Each row signs up its own account (five keys is the per-account limit), and each sign-up costs
+  // two OWASP-strength password hashes: on a busy 2-core machine that alone can take a minute.
+}, 180_000);
 afterAll(() => t.close());
 
 const call = (method: string, path: string, key?: string) => {
