@@ -265,7 +265,7 @@ describe('channel test concurrency per account, shared through MongoDB', () => {
         _id,
         holder: 'other-replica',
         expiresAt: new Date(Date.now() + 60_000),
-      })) as never,
+      })),
     );
     try {
       const refused = request(replica.app).post(`/api/alert-channels/${fifth}/test`).set(as(busy));
@@ -278,7 +278,7 @@ describe('channel test concurrency per account, shared through MongoDB', () => {
       expect([res.status, res.body.detail]).toEqual([429, expect.stringMatching(/this account/)]);
       expect(receiver.hitsOn('/fifth')).toEqual([]);
     } finally {
-      await slots().deleteMany({ _id: { $in: held } } as never);
+      await slots().deleteMany({ _id: { $in: held } });
       await replica.stop();
     }
   }, 30_000);
