@@ -145,18 +145,23 @@ export class Tripwires {
     return canaryId;
   }
 
-  /** Records the hit in the background; a failure leaves it to the journal's replay. */
+  /**
+   * Records the hit in the background, from the next turn of the event loop so that the answer
+   * goes out before any recording work; a failure leaves it to the journal's replay.
+   */
   private report(canaryId: string, entry: JournalEntry, held: Held): void {
-    const task = this.submit(canaryId, entry).then(
-      () => held.settle(true),
-      (err: unknown) => {
-        held.settle(false);
-        this.deps.log.warn(
-          { err, hitId: entry.id },
-          'tripwire hit not recorded yet, replayed later',
-        );
-      },
-    );
+    const task = new Promise((next) => setImmediate(next))
+      .then(() => this.submit(canaryId, entry))
+      .then(
+        () => held.settle(true),
+        (err: unknown) => {
+          held.settle(false);
+          this.deps.log.warn(
+            { err, hitId: entry.id },
+            'tripwire hit not recorded yet, replayed later',
+          );
+        },
+      );
     this.inFlight.add(task);
     void task.finally(() => this.inFlight.delete(task));
   }
