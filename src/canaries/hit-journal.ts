@@ -56,6 +56,7 @@ export class HitJournal<T extends { id: string }> {
   private readonly toReplay = new Map<string, Segment>();
   private timer: NodeJS.Timeout | null = null;
   private replaying: Promise<void> = Promise.resolve();
+  private readonly removals = new Set<Promise<void>>();
 
   constructor(
     private readonly settings: JournalSettings,
@@ -94,6 +95,7 @@ export class HitJournal<T extends { id: string }> {
     this.timer = null;
     await this.replaying;
     await this.serially(() => this.seal());
+    await Promise.all(this.removals);
     await Promise.all([...this.toReplay.values()].map((s) => s.release()));
     this.toReplay.clear();
   }
@@ -156,8 +158,10 @@ export class HitJournal<T extends { id: string }> {
 
   private finishIfSettled(segment: Segment): void {
     if (!segment.sealed || segment.unsettled > 0) return;
-    if (segment.failed) this.toReplay.set(segment.path, segment);
-    else void this.remove(segment);
+    if (segment.failed) return void this.toReplay.set(segment.path, segment);
+    const removal = this.remove(segment);
+    this.removals.add(removal);
+    void removal.finally(() => this.removals.delete(removal));
   }
 
   private async remove(segment: Segment): Promise<void> {

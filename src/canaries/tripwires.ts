@@ -11,6 +11,7 @@ import { HitJournal, type Held, type JournalSettings } from './hit-journal';
 import type { HitSource, HitVia, ThreatHit, ThreatsRepository } from './threats.repository';
 
 export const THREAT_HIT_KIND = 'threat.hit';
+const REPLAY_SLICE = 500;
 
 /**
  * A presented hit as the journal keeps it: the digests of the strings (never the strings), and the
@@ -166,21 +167,25 @@ export class Tripwires {
     void task.finally(() => this.inFlight.delete(task));
   }
 
-  private submit(canaryId: string, entry: JournalEntry): Promise<void> {
-    const { source } = entry;
+  private submit(canaryId: string, { id, at, source, requestId }: JournalEntry): Promise<void> {
     const from = source.mailServer?.ip ?? source.resolver?.ip ?? source.ip;
-    const hit = { ...entry, canaryId, at: new Date(entry.at) };
+    const hit = { id, canaryId, at: new Date(at), source, requestId };
     return this.batches.submit(`${canaryId}|${from}`, hit);
   }
 
-  /** Journal entries again, canary or not (the lookup failed): `record` skips recorded hit ids. */
+  /**
+   * Journal entries again, canary or not (the lookup may have failed): `record` skips recorded hit
+   * ids. In slices, so a long outage's journal does not queue all its reads at once.
+   */
   private async replay(entries: JournalEntry[]): Promise<void> {
-    await Promise.all(
-      entries.map(async (entry) => {
-        const canaryId = await this.deps.canaries.canaryIdForDigests(entry.digests);
-        if (canaryId) await this.submit(canaryId, entry);
-      }),
-    );
+    for (let i = 0; i < entries.length; i += REPLAY_SLICE) {
+      await Promise.all(
+        entries.slice(i, i + REPLAY_SLICE).map(async (entry) => {
+          const canaryId = await this.deps.canaries.canaryIdForDigests(entry.digests);
+          if (canaryId) await this.submit(canaryId, entry);
+        }),
+      );
+    }
   }
 
   /** Waits for hits still being recorded (tests). */

@@ -42,7 +42,6 @@ describe('the tripwire journal', () => {
     const journal = journalIn(dir);
     (await journal.append({ id: 'a' })).settle(true);
     await journal.stop();
-    await new Promise((r) => setImmediate(r));
     expect(await segments(dir)).toEqual([]);
   });
 
