@@ -61,7 +61,7 @@ const configSchema = z.object({
   CONSOLE_DIR: z.string().min(1).default('dist/console'),
   /** Lets alert channels reach private and loopback addresses: development and tests only. */
   ALLOW_PRIVATE_WEBHOOK_TARGETS: bool.default(false),
-  /** Channel tests running at once across all API replicas; more wait up to 10 s, then 429. */
+  /** Channel tests of one account running at once across all API replicas; more wait up to 10 s, then 429. */
   CHANNEL_TEST_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(4),
   /** Built-in email channel (alerts go to the account's email address); off when unset. */
   SMTP_URL: optional(z.string().regex(/^smtps?:\/\//, 'must start with smtp:// or smtps://')),
