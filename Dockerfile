@@ -23,6 +23,8 @@ WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules node_modules
 COPY --from=build /app/dist dist
+# The tripwire journal (TRIPWIRE_JOURNAL_DIR): hits are written here before they are answered.
+RUN mkdir -p .data/tripwire-journal && chown -R node:node .data
 USER node
 # API, decoy mail listener, worker metrics and health.
 EXPOSE 8080 2525 9464

@@ -32,6 +32,7 @@ import { DocumentsRepository } from './rag/documents.repository';
 import { ragRoutes } from './rag/rag.routes';
 import { threatRoutes } from './canaries/threats.routes';
 import { foreignCredentialTripwire, presenterOf, tripwireRoutes } from './canaries/tripwire.routes';
+import { DEFAULT_JOURNAL_TIMINGS } from './canaries/hit-journal';
 import { Tripwires } from './canaries/tripwires';
 import { AuditTrailWriter } from './audit/audit-trail.writer';
 import { auditRoutes } from './audit/audit.routes';
@@ -163,6 +164,7 @@ export function createApp({
       stormWindowMs: config.STORM_WINDOW_SECONDS * 1000,
       gather,
     },
+    journal: { dir: config.TRIPWIRE_JOURNAL_DIR, ...DEFAULT_JOURNAL_TIMINGS },
   });
   const shield = new ShieldInspector({ tripwires, store, evidence });
   const removal = new EvidenceBoundRemoval({ canaries, threats, evidence, store, clock });
@@ -274,7 +276,7 @@ export function createApp({
       settings: { ...DEFAULT_RECONCILER_SETTINGS, gather },
     }),
     flush: async () => {
-      await tripwires.flush();
+      await tripwires.close();
       await trail.close();
     },
   };

@@ -61,7 +61,7 @@ const configSchema = z.object({
   CONSOLE_DIR: z.string().min(1).default('dist/console'),
   /** Lets alert channels reach private and loopback addresses: development and tests only. */
   ALLOW_PRIVATE_WEBHOOK_TARGETS: bool.default(false),
-  /** Channel tests running at once across all API replicas; more wait up to 10 s, then 429. */
+  /** Channel tests of one account running at once across all API replicas; more wait up to 10 s, then 429. */
   CHANNEL_TEST_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(4),
   /** Built-in email channel (alerts go to the account's email address); off when unset. */
   SMTP_URL: optional(z.string().regex(/^smtps?:\/\//, 'must start with smtp:// or smtps://')),
@@ -107,6 +107,11 @@ const configSchema = z.object({
   DNS_PORT: optional(z.coerce.number().int().min(0).max(65535)),
   /** The A record every name in the zone gets (live token or not); unset: every name is NXDOMAIN. */
   DNS_ANSWER_IPV4: optional(z.ipv4()),
+  /**
+   * The tripwire journal: every presented hit is written here (fsync'd) before it is answered, and
+   * replayed into the database after a crash or an outage. Local disk; processes may share it.
+   */
+  TRIPWIRE_JOURNAL_DIR: z.string().min(1).default('.data/tripwire-journal'),
   /** Hits on one canary from one source within this long form one threat event and one alert. */
   STORM_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
   /** A threat alert goes out once no further hit came for this long (at most 30 s after the first). */

@@ -33,6 +33,7 @@ async function main(): Promise<void> {
   logger.info({ address: server.address() }, 'API listening');
   const listeners = await startPublicListeners(config, api.tripwires, logger);
   api.reconciler.start();
+  api.tripwires.startReplay();
 
   const shutdown = (signal: string) => {
     logger.info({ signal }, 'shutting down');

@@ -185,6 +185,16 @@ export async function provideTemporal({
       stop: async () => {},
     };
   }
+  return startLocalTemporal({ dataDir, port, uiPort, log });
+}
+
+/** A Temporal dev server of our own (state in `dataDir`), which tests may also kill and start again. */
+export async function startLocalTemporal({
+  dataDir,
+  port,
+  uiPort,
+  log,
+}: TemporalOptions): Promise<Service & { process: ManagedProcess }> {
   await ensureFreePort(port, 'Temporal');
   await mkdir(dataDir, { recursive: true });
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port)];
@@ -197,6 +207,7 @@ export async function provideTemporal({
   return {
     address,
     description: uiPort ? `Web UI http://localhost:${uiPort}` : 'headless',
+    process: proc,
     stop: () => proc.stop(),
   };
 }

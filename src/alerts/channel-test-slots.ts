@@ -24,8 +24,10 @@ const LEASE_MS = 6_000;
 const RENEW_MS = 2_000;
 
 /**
- * The channel-test concurrency limit, shared by every API replica: `size` slot documents whose
- * unique `_id`s make each claim atomic. A test waits up to CHANNEL_TEST_WAIT_MS for a free slot.
+ * The channel-test concurrency limit of each account, shared by every API replica: `size` slot
+ * documents per account whose unique `_id`s make each claim atomic, so one tenant looping tests at
+ * a slow receiver makes only its own tests wait. A test waits up to CHANNEL_TEST_WAIT_MS for a
+ * free slot of its account.
  */
 export class ChannelTestSlots {
   private readonly slots: Collection<SlotDoc>;
@@ -38,11 +40,11 @@ export class ChannelTestSlots {
   }
 
   /** A release function, or null when no slot came free in time. */
-  async acquire(holder: string): Promise<(() => Promise<void>) | null> {
+  async acquire(accountId: string, holder: string): Promise<(() => Promise<void>) | null> {
     const deadline = Date.now() + CHANNEL_TEST_WAIT_MS;
     for (;;) {
       for (let n = 0; n < this.size; n++) {
-        const id = `slot:${n}`;
+        const id = slotId(accountId, n);
         if (await this.claim(id, holder)) {
           const renewal = setInterval(() => {
             this.slots
@@ -76,3 +78,6 @@ export class ChannelTestSlots {
     }
   }
 }
+
+/** Slot `n` of an account. */
+export const slotId = (accountId: string, n: number): string => `slot:${accountId}:${n}`;

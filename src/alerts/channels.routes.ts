@@ -270,11 +270,11 @@ export function channelsRoutes({
   /** Sends a synthetic `canary.test_alert` through the real workflow and answers its outcome. */
   router.post('/:channel_id/test', async (req, res) => {
     const channel = await owned(res, req.params.channel_id);
-    const release = await testSlots.acquire(requestIdOf(req));
+    const release = await testSlots.acquire(channel.accountId, requestIdOf(req));
     if (!release) {
       throw new AppError(
         429,
-        `Too many channel tests are running: none came free within ${CHANNEL_TEST_WAIT_MS / 1000} s and nothing was sent. Retry in a minute.`,
+        `Too many channel tests of this account are running: none came free within ${CHANNEL_TEST_WAIT_MS / 1000} s and nothing was sent. Retry in a minute.`,
         { 'Retry-After': '60' },
       );
     }

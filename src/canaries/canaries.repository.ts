@@ -85,9 +85,12 @@ export class CanariesRepository {
    * so a rejected credential costs the same whether or not it is a canary.
    */
   async canaryIdForToken(candidates: string[]): Promise<string | null> {
-    const found = await Promise.all(
-      candidates.map((c) => this.tokens.findOne({ _id: tokenDigest(c) })),
-    );
+    return this.canaryIdForDigests(candidates.map(tokenDigest));
+  }
+
+  /** The same by the strings' digests (the tripwire journal keeps digests, never the strings). */
+  async canaryIdForDigests(digests: string[]): Promise<string | null> {
+    const found = await Promise.all(digests.map((_id) => this.tokens.findOne({ _id })));
     return found.find((t) => t !== null)?.canaryId ?? null;
   }
 

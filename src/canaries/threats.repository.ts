@@ -143,6 +143,14 @@ export class ThreatsRepository {
     );
   }
 
+  /** Which of these hit ids are already in the hit log (a journal replay skips them). */
+  async recordedHitIds(hitIds: string[]): Promise<Set<string>> {
+    const docs = await this.hits
+      .find({ _id: { $in: hitIds } }, { projection: { _id: 1 } })
+      .toArray();
+    return new Set(docs.map((d) => d._id));
+  }
+
   /** The event's alert workflow exists: the reconciler has nothing left to start for it. */
   async alertStarted(threatEventId: string): Promise<void> {
     await this.events.updateOne({ _id: threatEventId }, { $unset: { alertPendingSince: '' } });

@@ -6,11 +6,27 @@ import type { Logger } from '../logger';
 import { START_DEADLINE_MS, type Temporal } from '../temporal/client';
 import { signalThreatAlert } from '../alerts/alert-workflows';
 import type { CanariesRepository } from './canaries.repository';
+import { tokenDigest } from './decoys';
+import { HitJournal, type Held, type JournalSettings } from './hit-journal';
 import type { HitSource, HitVia, ThreatHit, ThreatsRepository } from './threats.repository';
 
 export const THREAT_HIT_KIND = 'threat.hit';
+const REPLAY_SLICE = 500;
+
+/**
+ * A presented hit as the journal keeps it: the digests of the strings (never the strings), and the
+ * hit id, fixed before the answer, that makes recording it again a no-op.
+ */
+interface JournalEntry {
+  id: string;
+  at: string;
+  digests: string[];
+  source: HitSource;
+  requestId: string | null;
+}
 
 interface HitReport {
+  id: string;
   canaryId: string;
   at: Date;
   source: HitSource;
@@ -46,6 +62,7 @@ interface TripwireDeps {
   clock: Clock;
   log: Logger;
   settings: TripwireSettings;
+  journal: JournalSettings;
 }
 
 /** What a client with no user agent is called; browsers by their family rather than "Mozilla". */
@@ -57,15 +74,29 @@ export function platformOf(userAgent: string): string {
 
 /**
  * Where canaries fire. Every listener hands what it saw to `recordHit` and answers after it
- * returns; the hit is then recorded off the answer's path: hits of one canary and source are
- * group-committed (evidence, hit log, event and canary counts, one signal per batch).
+ * returns; by then the hit is in the local journal (fsync'd), so neither a crash nor a database
+ * outage loses it. It is then recorded off the answer's path: hits of one canary and source are
+ * group-committed (evidence, hit log, event and canary counts, one signal per batch); what could
+ * not be recorded is replayed from the journal, by hit id, until it is.
  */
 export class Tripwires {
   private readonly batches: KeyedBatches<HitReport, void>;
   private readonly inFlight = new Set<Promise<void>>();
+  private readonly journal: HitJournal<JournalEntry>;
 
   constructor(private readonly deps: TripwireDeps) {
     this.batches = new KeyedBatches((stormKey, hits) => this.record(stormKey, hits));
+    this.journal = new HitJournal(deps.journal, (entries) => this.replay(entries), deps.log);
+  }
+
+  /** Replays the journal (what a previous run left, what failed since) now and continuously. */
+  startReplay(): void {
+    this.journal.start();
+  }
+
+  /** One replay pass (tests). */
+  replayJournal(): Promise<void> {
+    return this.journal.replayOnce();
   }
 
   /**
@@ -73,22 +104,25 @@ export class Tripwires {
    * mail listener asks this to refuse unknown recipients). One point read per string.
    */
   canaryFor(candidates: (string | undefined)[]): Promise<string | null> {
-    const present = candidates.filter((c): c is string => !!c && c.length <= 2048);
+    const present = presentable(candidates);
     return present.length ? this.deps.canaries.canaryIdForToken(present) : Promise.resolve(null);
   }
 
   /**
    * The one way a hit gets in: every listener (HTTP refusals, `/r/<token>`, decoy mail, DNS,
    * Postgres, cloud and Kubernetes decoys, shield, leak reports) calls this and answers only after
-   * it returns. It costs the same lookup whether or not a secret is a canary, so the answer neither
-   * differs nor takes longer; a hit is then handed to the recorder, and its canary id returned.
+   * it returns. Every presented string is journaled and looked up alike, canary or not, so the
+   * answer neither differs nor takes longer; a hit is then handed to the recorder, and its canary
+   * id returned. With the database down the lookup fails: the answer is the unknown token's, and
+   * the journal records the hit once the database is back.
    */
   async recordHit(hit: PresentedHit): Promise<string | null> {
-    const canaryId = await this.canaryFor(hit.secrets);
-    if (!canaryId) return null;
-    this.report({
-      canaryId,
-      at: this.deps.clock(),
+    const digests = presentable(hit.secrets).map(tokenDigest);
+    if (!digests.length) return null;
+    const entry: JournalEntry = {
+      id: newId('hit'),
+      at: this.deps.clock().toISOString(),
+      digests,
       source: {
         ip: hit.client.ip,
         userAgent: hit.client.userAgent.slice(0, 512),
@@ -97,33 +131,89 @@ export class Tripwires {
         ...(hit.resolver && { resolver: hit.resolver }),
       },
       requestId: hit.requestId ?? null,
-    });
+    };
+    const held = await this.journal.append(entry);
+    let canaryId: string | null;
+    try {
+      canaryId = await this.deps.canaries.canaryIdForDigests(digests);
+    } catch (err) {
+      held.settle(false);
+      this.deps.log.warn({ err, hitId: entry.id }, 'tripwire hit journaled, recorded later');
+      return null;
+    }
+    if (canaryId) this.report(canaryId, entry, held);
+    else held.settle(true);
     return canaryId;
   }
 
-  /** Records the hit in the background; failures are logged with the whole hit, never dropped silently. */
-  private report(hit: HitReport): void {
-    const source = hit.source.mailServer?.ip ?? hit.source.resolver?.ip ?? hit.source.ip;
-    const task = this.batches.submit(`${hit.canaryId}|${source}`, hit).catch((err: unknown) => {
-      this.deps.log.error({ err, hit }, 'tripwire hit could not be recorded');
-    });
+  /**
+   * Records the hit in the background, from the next turn of the event loop so that the answer
+   * goes out before any recording work; a failure leaves it to the journal's replay.
+   */
+  private report(canaryId: string, entry: JournalEntry, held: Held): void {
+    const task = new Promise((next) => setImmediate(next))
+      .then(() => this.submit(canaryId, entry))
+      .then(
+        () => held.settle(true),
+        (err: unknown) => {
+          held.settle(false);
+          this.deps.log.warn(
+            { err, hitId: entry.id },
+            'tripwire hit not recorded yet, replayed later',
+          );
+        },
+      );
     this.inFlight.add(task);
     void task.finally(() => this.inFlight.delete(task));
   }
 
-  /** Waits for hits still being recorded (shutdown, tests). */
+  private submit(canaryId: string, { id, at, source, requestId }: JournalEntry): Promise<void> {
+    const from = source.mailServer?.ip ?? source.resolver?.ip ?? source.ip;
+    const hit = { id, canaryId, at: new Date(at), source, requestId };
+    return this.batches.submit(`${canaryId}|${from}`, hit);
+  }
+
+  /**
+   * Journal entries again, canary or not (the lookup may have failed): `record` skips recorded hit
+   * ids. In slices, so a long outage's journal does not queue all its reads at once.
+   */
+  private async replay(entries: JournalEntry[]): Promise<void> {
+    for (let i = 0; i < entries.length; i += REPLAY_SLICE) {
+      await Promise.all(
+        entries.slice(i, i + REPLAY_SLICE).map(async (entry) => {
+          const canaryId = await this.deps.canaries.canaryIdForDigests(entry.digests);
+          if (canaryId) await this.submit(canaryId, entry);
+        }),
+      );
+    }
+  }
+
+  /** Waits for hits still being recorded (tests). */
   async flush(): Promise<void> {
     while (this.inFlight.size) await Promise.all([...this.inFlight]);
   }
 
-  /** One batch of one canary and source: the canary is read once, and a retired one records nothing. */
-  private async record(stormKey: string, hits: HitReport[]): Promise<void[]> {
-    const { threats, evidence, temporal, clock, settings } = this.deps;
-    const [first] = hits as [HitReport];
-    const canary = await this.deps.canaries.findById(first.canaryId);
-    if (!canary || canary.retiredAt) return hits.map(() => undefined);
-    const now = clock();
-    let threatEventId = await threats.openStorm(stormKey, now);
+  /** Shutdown: what is recorded leaves the journal; what is not stays for the next start. */
+  async close(): Promise<void> {
+    await this.flush();
+    await this.journal.stop();
+  }
+
+  /**
+   * One batch of one canary and source: the canary is read once, a retired one records nothing,
+   * and hits already in the hit log (replayed from the journal) are skipped. The storm is judged
+   * by the hits' own time, so a replay joins the event its hits would have joined.
+   */
+  private async record(stormKey: string, batch: HitReport[]): Promise<void[]> {
+    const { threats, evidence, temporal, settings } = this.deps;
+    const done = batch.map(() => undefined);
+    const canary = await this.deps.canaries.findById(batch[0]!.canaryId);
+    if (!canary || canary.retiredAt) return done;
+    const recorded = await threats.recordedHitIds(batch.map((h) => h.id));
+    const hits = batch.filter((h) => !recorded.has(h.id));
+    const [first] = hits;
+    if (!first) return done;
+    let threatEventId = await threats.openStorm(stormKey, first.at);
     const opened = !threatEventId;
     if (!threatEventId) {
       threatEventId = newId('thr');
@@ -145,7 +235,7 @@ export class Tripwires {
           alert: null,
         },
         stormKey,
-        new Date(now.getTime() + settings.stormWindowMs),
+        new Date(first.at.getTime() + settings.stormWindowMs),
       );
     }
     const records = await evidence.appendMany(
@@ -167,7 +257,7 @@ export class Tripwires {
       })),
     );
     const logged: ThreatHit[] = hits.map((h, i) => ({
-      id: newId('hit'),
+      id: h.id,
       accountId: canary.accountId,
       canaryId: canary.id,
       threatEventId,
@@ -199,6 +289,10 @@ export class Tripwires {
       // The event keeps its pending mark: the start reconciler starts the alert once Temporal answers.
       this.deps.log.warn({ err, threatEventId }, 'threat alert not started yet');
     }
-    return hits.map(() => undefined);
+    return done;
   }
 }
+
+/** The strings worth a lookup: present, and no longer than any token. */
+const presentable = (candidates: (string | undefined)[]): string[] =>
+  candidates.filter((c): c is string => !!c && c.length <= 2048);

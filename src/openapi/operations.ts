@@ -774,6 +774,6 @@ export const OPERATIONS: Operation[] = [
     auth: 'session',
     success: ok('The outcome'),
     response: channelTestView,
-    errors: { 429: 'Too many channel tests running' },
+    errors: { 429: 'Too many channel tests of this account running' },
   },
 ];

@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { startAlert } from '../../src/alerts/alert-workflows';
+import { slotId } from '../../src/alerts/channel-test-slots';
 import { channelTestView, deliveryListView } from '../../src/alerts/channels.routes';
 import { auditTrailView } from '../../src/audit/audit.routes';
 import { freePort } from '../../tools/stack';
@@ -171,10 +172,10 @@ describe('real alerts', () => {
   });
 });
 
-describe('channel test concurrency, shared through MongoDB', () => {
-  /** A second API "replica" on the same database and task queue, allowing one test at a time. */
-  async function replicaWithOneSlot() {
-    const config = { ...t.config, CHANNEL_TEST_CONCURRENCY: 1 };
+describe('channel test concurrency per account, shared through MongoDB', () => {
+  /** A second API "replica" on the same database and task queue, allowing `slots` tests at a time. */
+  async function replicaWithOneSlot(slots = 1) {
+    const config = { ...t.config, CHANNEL_TEST_CONCURRENCY: slots };
     const replica = await createTestApp({ config });
     return {
       app: replica.app,
@@ -191,7 +192,7 @@ describe('channel test concurrency, shared through MongoDB', () => {
     );
     // Another replica's test holds the slot.
     await slots().insertOne({
-      _id: 'slot:0',
+      _id: slotId(who.userId, 0),
       holder: 'other-replica',
       expiresAt: new Date(Date.now() + 60_000),
     } as never);
@@ -209,7 +210,7 @@ describe('channel test concurrency, shared through MongoDB', () => {
       expect(receiver.hitsOn('/waiting-1')).toEqual([]);
       expect(receiver.hitsOn('/waiting-2')).toEqual([]);
     } finally {
-      await slots().deleteOne({ _id: 'slot:0' });
+      await slots().deleteOne({ _id: slotId(who.userId, 0) });
       await replica.stop();
     }
   }, 30_000);
@@ -219,11 +220,11 @@ describe('channel test concurrency, shared through MongoDB', () => {
     const who = await signUpAndLogIn(t.app);
     const id = await channel(who, receiver.url('/after-wait'));
     await slots().insertOne({
-      _id: 'slot:0',
+      _id: slotId(who.userId, 0),
       holder: 'other-replica',
       expiresAt: new Date(Date.now() + 60_000),
     } as never);
-    setTimeout(() => void slots().deleteOne({ _id: 'slot:0' }), 1_000);
+    setTimeout(() => void slots().deleteOne({ _id: slotId(who.userId, 0) }), 1_000);
     try {
       const res = await request(replica.app).post(`/api/alert-channels/${id}/test`).set(as(who));
       expect(res.body).toMatchObject({ outcome: 'delivered' });
@@ -239,7 +240,7 @@ describe('channel test concurrency, shared through MongoDB', () => {
     const id = await channel(who, receiver.url('/after-crash'));
     // A lease its holder renewed just now and will never renew again (the lease is 6 s).
     await slots().insertOne({
-      _id: 'slot:0',
+      _id: slotId(who.userId, 0),
       holder: 'dead-replica',
       expiresAt: new Date(Date.now() + 6_000),
     } as never);
@@ -248,6 +249,36 @@ describe('channel test concurrency, shared through MongoDB', () => {
       expect(res.body).toMatchObject({ outcome: 'delivered' });
       expect(receiver.hitsOn('/after-crash')).toHaveLength(1);
     } finally {
+      await replica.stop();
+    }
+  }, 30_000);
+
+  it("when one account already runs 4 tests, then its 5th gets 429 while another account's test runs at once", async () => {
+    const replica = await replicaWithOneSlot(4);
+    const [busy, other] = await Promise.all([signUpAndLogIn(t.app), signUpAndLogIn(t.app)]);
+    const fifth = await channel(busy, receiver.url('/fifth'));
+    const fair = await channel(other, receiver.url('/other-tenant'));
+    // The busy account's four tests run on other replicas (held, renewed leases).
+    const held = [0, 1, 2, 3].map((n) => slotId(busy.userId, n));
+    await slots().insertMany(
+      held.map((_id) => ({
+        _id,
+        holder: 'other-replica',
+        expiresAt: new Date(Date.now() + 60_000),
+      })),
+    );
+    try {
+      const refused = request(replica.app).post(`/api/alert-channels/${fifth}/test`).set(as(busy));
+      const served = await request(replica.app)
+        .post(`/api/alert-channels/${fair}/test`)
+        .set(as(other));
+      expect(served.body).toMatchObject({ outcome: 'delivered' });
+      expect(receiver.hitsOn('/other-tenant')).toHaveLength(1);
+      const res = await refused;
+      expect([res.status, res.body.detail]).toEqual([429, expect.stringMatching(/this account/)]);
+      expect(receiver.hitsOn('/fifth')).toEqual([]);
+    } finally {
+      await slots().deleteMany({ _id: { $in: held } });
       await replica.stop();
     }
   }, 30_000);

@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Express } from 'express';
 import pino from 'pino';
 import { createApp } from '../../src/app';
@@ -46,6 +49,7 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     // Test files sign up many accounts at once; one hashing slot (the production default) would
     // queue them past its limit and answer 503 login_busy, which test/unit/passwords.test.ts covers.
     PASSWORD_HASHING_CONCURRENCY: '4',
+    TRIPWIRE_JOURNAL_DIR: mkdtempSync(join(tmpdir(), 'tripwire-journal-')),
     ...overrides,
   });
 }

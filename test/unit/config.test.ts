@@ -26,6 +26,7 @@ describe('loadConfig', () => {
       PUBLIC_HOST: 'localhost',
       CANARY_DNS_DOMAIN: 'canary.localhost',
       STORM_WINDOW_SECONDS: 60,
+      TRIPWIRE_JOURNAL_DIR: '.data/tripwire-journal',
       ALERT_GATHER_MS: 2000,
       ABUSEIPDB_BASE_URL: 'https://api.abuseipdb.com',
       WORKER_METRICS_PORT: 9464,

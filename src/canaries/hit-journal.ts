@@ -1,0 +1,227 @@
+import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { open, readdir, readFile, unlink, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import lockfile from 'proper-lockfile';
+import type { Logger } from '../logger';
+
+/** A segment file: ours while we hold its lock (proper-lockfile, `<file>.lock`). */
+interface Segment {
+  path: string;
+  openedAt: number;
+  /** Entries written. */
+  written: number;
+  /** Entries written and not yet settled by the fast path. */
+  unsettled: number;
+  sealed: boolean;
+  /** Some entry failed on the fast path: the file must be replayed before it goes. */
+  failed: boolean;
+  release(): Promise<void>;
+}
+
+interface Waiting {
+  line: string;
+  resolve(held: Held): void;
+  reject(err: unknown): void;
+}
+
+/** A written entry: settle it once it is recorded (true) or could not be (false: replayed later). */
+export interface Held {
+  settle(recorded: boolean): void;
+}
+
+export interface JournalSettings {
+  dir: string;
+  /** A segment takes new entries this long, then is sealed and, once settled, deleted. */
+  rotateMs: number;
+  /** How often failed and orphaned segments are replayed. */
+  replayMs: number;
+  /** A segment lock not refreshed for this long belongs to a dead process (its segments are adopted). */
+  staleMs: number;
+}
+
+export const DEFAULT_JOURNAL_TIMINGS = { rotateMs: 5_000, replayMs: 2_000, staleMs: 10_000 };
+
+/**
+ * Append-only, fsync'd JSON lines on local disk, written before a hit is answered. Appends of one
+ * moment share one write and one fdatasync (group commit). Each process writes segments of its
+ * own, each locked while the process lives, so processes may share the directory: a segment whose
+ * lock went stale (its process died) is adopted by whichever process locks it first, replayed, and
+ * deleted. Replay must be idempotent: an entry may have been recorded before the crash.
+ */
+export class HitJournal<T extends { id: string }> {
+  private active: (Segment & { fd: FileHandle }) | null = null;
+  private queue: Waiting[] = [];
+  private writing: Promise<void> = Promise.resolve();
+  private readonly toReplay = new Map<string, Segment>();
+  private timer: NodeJS.Timeout | null = null;
+  private replaying: Promise<void> = Promise.resolve();
+  private readonly removals = new Set<Promise<void>>();
+
+  constructor(
+    private readonly settings: JournalSettings,
+    private readonly replay: (entries: T[]) => Promise<void>,
+    private readonly log: Logger,
+  ) {
+    mkdirSync(settings.dir, { recursive: true });
+  }
+
+  /** Resolves once the entry is on disk (fdatasync'd). */
+  append(entry: T): Promise<Held> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ line: `${JSON.stringify(entry)}\n`, resolve, reject });
+      if (this.queue.length === 1) void this.serially(() => this.writeQueued());
+    });
+  }
+
+  /** Replays failed and orphaned segments now and every `replayMs` until `stop`. */
+  start(): void {
+    const tick = () => {
+      this.timer = setTimeout(() => void this.replayOnce().finally(tick), this.settings.replayMs);
+      this.timer.unref();
+    };
+    void this.replayOnce().finally(tick);
+  }
+
+  /** One pass: seals an old active segment, adopts orphans, replays whatever is due. */
+  replayOnce(): Promise<void> {
+    this.replaying = this.replaying.then(() => this.replayPass());
+    return this.replaying;
+  }
+
+  /** Seals the active segment and waits for writes; unsettled segments stay for the next start. */
+  async stop(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.replaying;
+    await this.serially(() => this.seal());
+    await Promise.all(this.removals);
+    await Promise.all([...this.toReplay.values()].map((s) => s.release()));
+    this.toReplay.clear();
+  }
+
+  private serially(step: () => Promise<void>): Promise<void> {
+    this.writing = this.writing.then(step, step);
+    return this.writing;
+  }
+
+  private async writeQueued(): Promise<void> {
+    const batch = this.queue.splice(0);
+    try {
+      if (this.active && Date.now() - this.active.openedAt > this.settings.rotateMs) {
+        await this.seal();
+      }
+      const segment = this.active ?? (this.active = await this.openSegment());
+      await segment.fd.write(batch.map((w) => w.line).join(''));
+      await segment.fd.datasync();
+      segment.written += batch.length;
+      segment.unsettled += batch.length;
+      const held = { settle: (recorded: boolean) => this.settle(segment, recorded) };
+      batch.forEach((w) => w.resolve(held));
+    } catch (err) {
+      batch.forEach((w) => w.reject(err));
+    }
+  }
+
+  private async openSegment(): Promise<Segment & { fd: FileHandle }> {
+    const path = join(this.settings.dir, `${Date.now()}-${randomUUID()}.jsonl`);
+    const fd = await open(path, 'a');
+    const release = await this.lock(path);
+    const fresh = { openedAt: Date.now(), written: 0, unsettled: 0, sealed: false, failed: false };
+    return { path, fd, ...fresh, release };
+  }
+
+  private lock(path: string): Promise<() => Promise<void>> {
+    return lockfile.lock(path, {
+      realpath: false,
+      stale: this.settings.staleMs,
+      onCompromised: (err) =>
+        // Another process may replay it too: harmless, replays are idempotent.
+        this.log.warn({ err, path }, 'tripwire journal segment lock lost'),
+    });
+  }
+
+  private async seal(): Promise<void> {
+    const segment = this.active;
+    if (!segment) return;
+    this.active = null;
+    await segment.fd.close();
+    segment.sealed = true;
+    this.finishIfSettled(segment);
+  }
+
+  private settle(segment: Segment, recorded: boolean): void {
+    segment.unsettled -= 1;
+    if (!recorded) segment.failed = true;
+    this.finishIfSettled(segment);
+  }
+
+  private finishIfSettled(segment: Segment): void {
+    if (!segment.sealed || segment.unsettled > 0) return;
+    if (segment.failed) return void this.toReplay.set(segment.path, segment);
+    const removal = this.remove(segment);
+    this.removals.add(removal);
+    void removal.finally(() => this.removals.delete(removal));
+  }
+
+  private async remove(segment: Segment): Promise<void> {
+    try {
+      await unlink(segment.path);
+      await segment.release();
+    } catch (err) {
+      this.log.warn({ err, path: segment.path }, 'tripwire journal segment not removed');
+    }
+  }
+
+  private async replayPass(): Promise<void> {
+    // An idle segment is sealed too, or what failed in it would wait for the next hit.
+    if (this.active && this.active.written > 0 && this.isOld(this.active)) {
+      await this.serially(() => this.seal());
+    }
+    await this.adoptOrphans();
+    for (const segment of [...this.toReplay.values()]) {
+      try {
+        const entries = parseLines<T>(await readFile(segment.path, 'utf8'));
+        await this.replay(entries);
+        this.toReplay.delete(segment.path);
+        await this.remove(segment);
+        this.log.info({ path: segment.path, entries: entries.length }, 'tripwire journal replayed');
+      } catch (err) {
+        this.log.warn({ err, path: segment.path }, 'tripwire journal replay failed; will retry');
+      }
+    }
+  }
+
+  private isOld(segment: Segment): boolean {
+    return Date.now() - segment.openedAt > this.settings.rotateMs;
+  }
+
+  /** Segments no live process holds: left by a process that died (or stopped with hits pending). */
+  private async adoptOrphans(): Promise<void> {
+    const names = (await readdir(this.settings.dir)).filter((n) => n.endsWith('.jsonl'));
+    for (const name of names) {
+      const path = join(this.settings.dir, name);
+      if (this.toReplay.has(path) || path === this.active?.path) continue;
+      try {
+        const release = await this.lock(path);
+        const orphan = { path, openedAt: 0, written: 0, unsettled: 0, sealed: true, failed: true };
+        this.toReplay.set(path, { ...orphan, release });
+      } catch {
+        // Held by a live process (ours included: a sealed segment still settling), or just removed.
+      }
+    }
+  }
+}
+
+/** Complete lines only: a torn last line was never acknowledged, so its hit was never answered. */
+function parseLines<T>(text: string): T[] {
+  const entries: T[] = [];
+  for (const line of text.split('\n')) {
+    try {
+      if (line) entries.push(JSON.parse(line) as T);
+    } catch {
+      // torn tail
+    }
+  }
+  return entries;
+}

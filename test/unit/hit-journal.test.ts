@@ -1,0 +1,115 @@
+import { appendFile, mkdtemp, readdir, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { HitJournal, type JournalSettings } from '../../src/canaries/hit-journal';
+
+type Entry = { id: string };
+const log = pino({ level: 'silent' });
+
+function journalIn(dir: string, replayed: Entry[][] = [], fail = false, rotateMs = 60_000) {
+  const settings: JournalSettings = { dir, rotateMs, replayMs: 60_000, staleMs: 10_000 };
+  return new HitJournal<Entry>(
+    settings,
+    (entries) => {
+      if (fail) return Promise.reject(new Error('database down'));
+      replayed.push(entries);
+      return Promise.resolve();
+    },
+    log,
+  );
+}
+const segments = async (dir: string) =>
+  (await readdir(dir)).filter((name) => name.endsWith('.jsonl'));
+
+describe('the tripwire journal', () => {
+  it('when appends come at once, then each is on disk when it resolves, in one segment', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'journal-'));
+    const journal = journalIn(dir);
+    await Promise.all(['a', 'b', 'c'].map((id) => journal.append({ id })));
+    const [segment] = await segments(dir);
+    const lines = (await readFile(join(dir, segment!), 'utf8')).trim().split('\n');
+    expect(lines.map((l) => JSON.parse(l) as Entry)).toEqual([
+      { id: 'a' },
+      { id: 'b' },
+      { id: 'c' },
+    ]);
+    await journal.stop();
+  });
+
+  it('when every entry is recorded, then the segment is gone once sealed', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'journal-'));
+    const journal = journalIn(dir);
+    (await journal.append({ id: 'a' })).settle(true);
+    await journal.stop();
+    expect(await segments(dir)).toEqual([]);
+  });
+
+  it('when the process stopped with an entry unrecorded, then the next one replays it and removes it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'journal-'));
+    const first = journalIn(dir);
+    (await first.append({ id: 'a' })).settle(true);
+    (await first.append({ id: 'b' })).settle(false);
+    await first.stop();
+
+    const replayed: Entry[][] = [];
+    const next = journalIn(dir, replayed);
+    await next.replayOnce();
+    expect(replayed).toEqual([[{ id: 'a' }, { id: 'b' }]]);
+    expect(await segments(dir)).toEqual([]);
+    await next.stop();
+  });
+
+  it('when a replay fails, then the segment stays for the next pass', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'journal-'));
+    const first = journalIn(dir);
+    (await first.append({ id: 'a' })).settle(false);
+    await first.stop();
+
+    const down = journalIn(dir, [], true);
+    await down.replayOnce();
+    expect(await segments(dir)).toHaveLength(1);
+    await down.stop();
+    const replayed: Entry[][] = [];
+    const back = journalIn(dir, replayed);
+    await back.replayOnce();
+    expect(replayed).toEqual([[{ id: 'a' }]]);
+    await back.stop();
+  });
+
+  it('when an entry failed and no more hits come, then a pass after the rotation time replays it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'journal-'));
+    const replayed: Entry[][] = [];
+    const journal = journalIn(dir, replayed, false, -1);
+    (await journal.append({ id: 'a' })).settle(false);
+    await journal.replayOnce();
+    expect(replayed).toEqual([[{ id: 'a' }]]);
+    expect(await segments(dir)).toEqual([]);
+    await journal.stop();
+  });
+
+  it('when another live journal writes in the same directory, then its segment is left alone', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'journal-'));
+    const live = journalIn(dir);
+    (await live.append({ id: 'a' })).settle(false);
+    const replayed: Entry[][] = [];
+    const other = journalIn(dir, replayed);
+    await other.replayOnce();
+    expect(replayed).toEqual([]);
+    await Promise.all([live.stop(), other.stop()]);
+  });
+
+  it('when the last line was torn by a crash, then the complete lines are replayed', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'journal-'));
+    const first = journalIn(dir);
+    (await first.append({ id: 'a' })).settle(false);
+    await first.stop();
+    const [segment] = await segments(dir);
+    await appendFile(join(dir, segment!), '{"id":"b"');
+    const replayed: Entry[][] = [];
+    const next = journalIn(dir, replayed);
+    await next.replayOnce();
+    expect(replayed).toEqual([[{ id: 'a' }]]);
+    await next.stop();
+  });
+});
