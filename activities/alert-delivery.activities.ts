@@ -45,6 +45,17 @@ interface AttemptInput {
   requestId?: string;
 }
 
+/** What every outcome record of one alert shares. */
+interface AlertContext {
+  accountId: string;
+  workflowId: string;
+  event: string;
+  threatEventId: string | null;
+  /** Kept on the record so it can be sent again (absent in older histories). */
+  payload?: AlertPayloadJson;
+  resendOf?: string | null;
+}
+
 export function alertDeliveryActivities({
   db,
   allowPrivateTargets,
@@ -100,6 +111,59 @@ export function alertDeliveryActivities({
       error: report.error,
       answer: report.answer,
     });
+
+  const recordOutcomes = async (alert: AlertContext, results: ChannelResult[]): Promise<void> => {
+    const { accountId, workflowId, event, threatEventId, payload } = alert;
+    const now = new Date();
+    const context = (result: ChannelResult) => ({
+      accountId,
+      channelId: result.channelId,
+      deliveryId: result.deliveryId,
+      workflowId,
+      event,
+      threatEventId,
+    });
+    const resend = payload && { payload, resendOf: alert.resendOf ?? null };
+    await deliveries.recordOutcomes(
+      results.map((result) => ({ context: context(result), result })),
+      now,
+      resend,
+    );
+    // A skip stays in the delivery record; deliveries, successful or not, go further. The evidence
+    // appends of one account share a group commit.
+    await Promise.all(
+      results
+        .filter((result) => result.outcome !== 'skipped')
+        .map(async (result) => {
+          if (!isBuiltInChannel(result.channelId)) {
+            const failure =
+              result.outcome === 'failed'
+                ? { message: result.error ?? 'failed', status: result.status ?? null, at: now }
+                : null;
+            await channels.recordOutcome(result.channelId, now, failure);
+          }
+          await evidence.append(accountId, {
+            // Fixed per delivery, so a retried activity seals the outcome once.
+            logId: `evd_${createHash('sha256').update(result.deliveryId).digest('base64url').slice(0, 16)}`,
+            kind: DELIVERY_OUTCOME_KIND,
+            data: {
+              delivery_id: result.deliveryId,
+              workflow_id: workflowId,
+              channel_id: result.channelId,
+              channel_kind: result.kind,
+              event,
+              threat_event_id: threatEventId,
+              outcome: result.outcome,
+              status: result.status ?? null,
+              error: result.error ?? null,
+            } satisfies z.output<typeof deliveryOutcomeData>,
+          });
+        }),
+    );
+    for (const result of results) {
+      deliveryOutcomes.inc({ kind: result.kind, outcome: result.outcome });
+    }
+  };
 
   return {
     /**
@@ -174,55 +238,22 @@ export function alertDeliveryActivities({
       });
     },
 
-    /** After the last attempt: the delivery record, the channel's last error, the audit trail. */
-    async recordDeliveryOutcome(input: {
-      accountId: string;
-      workflowId: string;
-      event: string;
-      threatEventId: string | null;
-      result: ChannelResult;
-      /** Kept on the record so it can be sent again (absent in older histories). */
-      payload?: AlertPayloadJson;
-      resendOf?: string | null;
-    }): Promise<void> {
-      const { accountId, workflowId, event, threatEventId, result, payload } = input;
-      const now = new Date();
-      const context = {
-        accountId,
-        channelId: result.channelId,
-        deliveryId: result.deliveryId,
-        workflowId,
-        event,
-        threatEventId,
-      };
-      const resend = payload && { payload, resendOf: input.resendOf ?? null };
-      await deliveries.recordOutcome(context, result, now, resend);
-      deliveryOutcomes.inc({ kind: result.kind, outcome: result.outcome });
-      // A skip stays in the delivery record; deliveries, successful or not, go further.
-      if (result.outcome === 'skipped') return;
-      if (!isBuiltInChannel(result.channelId)) {
-        const failure =
-          result.outcome === 'failed'
-            ? { message: result.error ?? 'failed', status: result.status ?? null, at: now }
-            : null;
-        await channels.recordOutcome(result.channelId, now, failure);
-      }
-      await evidence.append(accountId, {
-        // Fixed per delivery, so a retried activity seals the outcome once.
-        logId: `evd_${createHash('sha256').update(result.deliveryId).digest('base64url').slice(0, 16)}`,
-        kind: DELIVERY_OUTCOME_KIND,
-        data: {
-          delivery_id: result.deliveryId,
-          workflow_id: workflowId,
-          channel_id: result.channelId,
-          channel_kind: result.kind,
-          event,
-          threat_event_id: threatEventId,
-          outcome: result.outcome,
-          status: result.status ?? null,
-          error: result.error ?? null,
-        } satisfies z.output<typeof deliveryOutcomeData>,
-      });
+    /**
+     * Executions started before outcomes were recorded in one step (see `LOCAL_BOOKKEEPING` in the
+     * workflow) still call this: one channel's outcome, after its last attempt.
+     */
+    async recordDeliveryOutcome(input: AlertContext & { result: ChannelResult }): Promise<void> {
+      const { result, ...alert } = input;
+      await recordOutcomes(alert, [result]);
+    },
+
+    /**
+     * All of an alert's outcomes in one step, skips included, once every channel is done: the
+     * delivery records in one write, each channel's last error, and the audit trail.
+     */
+    async recordAlertOutcomes(input: AlertContext & { results: ChannelResult[] }): Promise<void> {
+      const { results, ...alert } = input;
+      await recordOutcomes(alert, results);
     },
   };
 }

@@ -3,7 +3,7 @@ import { tripwireAlertPayload, type AlertPayload } from '../src/alerts/payload';
 import { CanariesRepository } from '../src/canaries/canaries.repository';
 import { IpEnricher, type IpEnrichment } from '../src/canaries/enrichment';
 import { assessRisk, interpret } from '../src/canaries/risk';
-import { ThreatsRepository } from '../src/canaries/threats.repository';
+import { ThreatsRepository, type ThreatEvent } from '../src/canaries/threats.repository';
 import type { EvidenceStore } from '../src/evidence/evidence.store';
 import type { AlertPayloadJson } from '../workflows/shared';
 
@@ -33,6 +33,9 @@ export async function sealThreatAlert(
   await deps.threats.recordAlert(threatEventId, payload);
 }
 
+/** A canary's threat event: agent alerts come with their payload. */
+type TripwireEvent = ThreatEvent & { canaryKind: Exclude<ThreatEvent['canaryKind'], 'agent'> };
+
 const NO_PLACE = { ip: '', country: '', city: '', org: '' };
 
 function place({ ip, country, city, org }: IpEnrichment) {
@@ -43,71 +46,105 @@ export function threatAlertActivities({ db, evidence, enricher }: ThreatAlertDep
   const threats = new ThreatsRepository(db);
   const canaries = new CanariesRepository(db);
 
+  /** The v1 payload of a threat event reporting `hits`: enrichment, risk, interpretation. */
+  const buildPayload = async (event: TripwireEvent, hits: number, summary: string) => {
+    const canary = await canaries.findById(event.canaryId);
+    const ageDays = canary
+      ? Math.max(0, Math.floor((event.firstHitAt.getTime() - canary.createdAt.getTime()) / DAY_MS))
+      : 0;
+    // A decoy email's mail server and a DNS canary's resolver relay for the attacker: they are
+    // enriched and shown as such, and the attacker's own fields stay empty.
+    const mail = event.source.mailServer;
+    const resolver = event.source.resolver;
+    const relayIp = mail?.ip ?? resolver?.ip;
+    const looked = await enricher.enrich(relayIp ?? event.source.ip);
+    const attacker =
+      relayIp !== undefined
+        ? { ...NO_PLACE, type: 'unknown', abuseScore: null }
+        : { ...place(looked), type: looked.type, abuseScore: looked.abuseScore };
+    const risk = assessRisk({
+      kind: event.canaryKind,
+      attackerType: attacker.type,
+      abuseScore: attacker.abuseScore,
+      hits,
+      ageDays,
+    });
+    return tripwireAlertPayload(new Date(), {
+      alertLevel: risk.alertLevel,
+      platform: event.platform,
+      memo: canary?.memo ?? '',
+      canaryKind: event.canaryKind,
+      summary,
+      canaryId: event.canaryId,
+      canaryAgeDays: ageDays,
+      attacker,
+      ...(mail && { mailServer: place(looked) }),
+      ...(resolver && { resolver: place(looked) }),
+      riskScore: risk.riskScore,
+      riskLevel: risk.riskLevel,
+      interpretation: interpret({
+        kind: event.canaryKind,
+        memo: canary?.memo ?? '',
+        plantedOn: canary?.platform ?? null,
+        attackerType: attacker.type,
+        sourceIp: event.source.ip,
+        hits,
+      }),
+      threatEventId: event.id,
+      triggeredAt: event.firstHitAt.toISOString(),
+    });
+  };
+
+  const findEvent = async (threatEventId: string): Promise<TripwireEvent> => {
+    const event = await threats.findEvent(threatEventId);
+    if (!event) throw new Error(`threat event ${threatEventId} not found`);
+    const { canaryKind } = event;
+    if (canaryKind === 'agent') throw new Error('agent alerts come with their payload');
+    return { ...event, canaryKind };
+  };
+
   return {
     /**
-     * Builds the v1 payload of a threat event once its hits are gathered: enrichment (failures
-     * leave fields empty, never stop the alert), risk, interpretation. The payload is kept on the
-     * event and sealed in the account's evidence log, once per event.
+     * Builds the v1 payload of a threat event's first alert (enrichment failures leave fields
+     * empty, never stop the alert). The payload is kept on the event and sealed in the account's
+     * evidence log, once per event.
      */
     async prepareThreatAlert(input: {
       threatEventId: string;
       hits: number;
     }): Promise<AlertPayloadJson> {
-      const event = await threats.findEvent(input.threatEventId);
-      if (!event) throw new Error(`threat event ${input.threatEventId} not found`);
-      if (event.alert) return event.alert;
-      if (event.canaryKind === 'agent') throw new Error('agent alerts come with their payload');
-      const canary = await canaries.findById(event.canaryId);
-      const now = new Date();
+      const known = await threats.findEvent(input.threatEventId);
+      if (known?.alert) return known.alert;
+      const event = await findEvent(input.threatEventId);
       const hits = Math.max(input.hits, event.hitCount, 1);
-      const ageDays = canary
-        ? Math.max(
-            0,
-            Math.floor((event.firstHitAt.getTime() - canary.createdAt.getTime()) / DAY_MS),
-          )
-        : 0;
-      // A decoy email's mail server and a DNS canary's resolver relay for the attacker: they are
-      // enriched and shown as such, and the attacker's own fields stay empty.
-      const mail = event.source.mailServer;
-      const resolver = event.source.resolver;
-      const relayIp = mail?.ip ?? resolver?.ip;
-      const looked = await enricher.enrich(relayIp ?? event.source.ip);
-      const attacker =
-        relayIp !== undefined
-          ? { ...NO_PLACE, type: 'unknown', abuseScore: null }
-          : { ...place(looked), type: looked.type, abuseScore: looked.abuseScore };
-      const risk = assessRisk({
-        kind: event.canaryKind,
-        attackerType: attacker.type,
-        abuseScore: attacker.abuseScore,
-        hits,
-        ageDays,
-      });
-      const payload = tripwireAlertPayload(now, {
-        alertLevel: risk.alertLevel,
-        platform: event.platform,
-        memo: canary?.memo ?? '',
-        canaryKind: event.canaryKind,
-        summary: 'canary fired',
-        canaryId: event.canaryId,
-        canaryAgeDays: ageDays,
-        attacker,
-        ...(mail && { mailServer: place(looked) }),
-        ...(resolver && { resolver: place(looked) }),
-        riskScore: risk.riskScore,
-        riskLevel: risk.riskLevel,
-        interpretation: interpret({
-          kind: event.canaryKind,
-          memo: canary?.memo ?? '',
-          plantedOn: canary?.platform ?? null,
-          attackerType: attacker.type,
-          sourceIp: event.source.ip,
-          hits,
-        }),
-        threatEventId: event.id,
-        triggeredAt: event.firstHitAt.toISOString(),
-      });
+      const payload = await buildPayload(event, hits, 'canary fired');
       await sealThreatAlert({ evidence, threats }, event.accountId, payload, { hits });
+      return payload;
+    },
+
+    /**
+     * A storm's follow-up: the same event reporting every hit so far, its summary naming those
+     * that came after the first alert. Sealed in the evidence log once per event; the event keeps
+     * its first alert.
+     */
+    async prepareStormFollowUp(input: {
+      threatEventId: string;
+      hits: number;
+      newHits: number;
+    }): Promise<AlertPayloadJson> {
+      const event = await findEvent(input.threatEventId);
+      const hits = Math.max(input.hits, event.hitCount);
+      const more = `${input.newHits} more hit${input.newHits === 1 ? '' : 's'}`;
+      const payload = await buildPayload(
+        event,
+        hits,
+        `canary fired again: ${more} since the first alert`,
+      );
+      await evidence.append(event.accountId, {
+        logId: `evd_alert_${event.id}_follow_up`,
+        kind: THREAT_ALERT_KIND,
+        data: { threat_event_id: event.id, hits, follow_up: true, payload },
+      });
       return payload;
     },
   };

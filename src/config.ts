@@ -114,7 +114,7 @@ const configSchema = z.object({
   TRIPWIRE_JOURNAL_DIR: z.string().min(1).default('.data/tripwire-journal'),
   /** Hits on one canary from one source within this long form one threat event and one alert. */
   STORM_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
-  /** A threat alert goes out once no further hit came for this long (at most 30 s after the first). */
+  /** A threat alert's storm closes once no hit came for this long (at most 30 s): later hits get one follow-up. */
   ALERT_GATHER_MS: z.coerce.number().int().min(0).max(30_000).default(2_000),
   /**
    * Signs the evidence log's checkpoints: `PRIVATE+KEY+…` (from `npm run evidence-key`) or the path

@@ -3,10 +3,12 @@ import {
   continueAsNew,
   defineSignal,
   ParentClosePolicy,
+  patched,
   proxyActivities,
   setHandler,
   startChild,
   uuid4,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { alertWorkflow } from './alert.workflow';
@@ -26,6 +28,13 @@ const { raiseAgentAlert } = proxyActivities<Activities>({
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
 });
 
+/**
+ * Executions started before alert ids came from the run id name them with `uuid4()`, drawn from
+ * the workflow's seeded random source, which the tracing interceptors draw from too: switching
+ * tracing on or off broke their replay. They keep those ids until they continue as new.
+ */
+const IDS_FROM_RUN = 'agent-alert-ids-from-run';
+
 /** Bounds the history: after this many wake-ups the watch continues as a new run. */
 const WAKE_UPS_PER_RUN = 500;
 
@@ -43,8 +52,13 @@ export async function agentWatchWorkflow(input: AgentWatchInput): Promise<void> 
   setHandler(blockedSkillSignal, (skill) => void blocked.push(skill));
   setHandler(retireSignal, () => void (retired = true));
 
+  let raised = 0;
   const raise = async (reason: AgentAlertReason) => {
-    const threatEventId = `thr_agent_${uuid4()}`;
+    raised++;
+    // The run id and a count: unique, and the same on every replay, traced or not.
+    const threatEventId = patched(IDS_FROM_RUN)
+      ? `thr_agent_${workflowInfo().runId}_${raised}`
+      : `thr_agent_${uuid4()}`;
     const payload = await raiseAgentAlert({
       accountId: input.accountId,
       agentId: input.agentId,

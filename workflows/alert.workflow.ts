@@ -5,6 +5,7 @@ import {
   defineSignal,
   patched,
   proxyActivities,
+  proxyLocalActivities,
   setCurrentDetails,
   setHandler,
   sleep,
@@ -31,6 +32,20 @@ import {
  * (Temporal retrying `deliverToChannel`, which records its own attempts) until they finish.
  */
 const ATTEMPTS_APART = 'attempts-recorded-apart';
+
+/**
+ * Executions started before the bookkeeping ran as local activities (in the workflow task, with
+ * no task of its own), before skips went unsent and before one write recorded every outcome:
+ * they keep that path until they finish.
+ */
+const LOCAL_BOOKKEEPING = 'bookkeeping-local';
+
+/**
+ * Threat alerts started before leading-edge alerting waited for the storm to go quiet before
+ * their one alert; since, the first hit is alerted at once and later hits in one follow-up.
+ */
+const LEADING_EDGE = 'leading-edge-alerts';
+const FOLLOW_UP = ':follow-up';
 
 /** The spec's delivery semantics: 10 s per attempt, 3 attempts in all, exponential backoff. */
 const MAX_ATTEMPTS = 3;
@@ -63,6 +78,16 @@ const bookkeeping = proxyActivities<Activities>({
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
 });
 
+/**
+ * The same reads and writes as local activities: the worker runs them within the workflow task
+ * that needs them, so they cost no task queue round trip and no workflow task of their own (the
+ * Temporal server's work per task is what limits alerts per second on a small machine).
+ */
+const localBookkeeping = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '10s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+});
+
 function failureMessage(err: unknown): { error: string; status?: number | null } {
   const cause = err instanceof ActivityFailure ? err.cause : err;
   if (cause instanceof ApplicationFailure) {
@@ -74,23 +99,25 @@ function failureMessage(err: unknown): { error: string; status?: number | null }
 
 export const hitsSignal = defineSignal<[number]>(HITS_SIGNAL);
 
-/**
- * Storm control: a threat alert waits while hits keep arriving (each batch signals its count), so
- * one alert reports them all; it goes out once none came for `quietMs`, or after `maxMs`.
- */
-async function gatherHits(threat: NonNullable<AlertInput['threat']>): Promise<number> {
-  let hits = 0;
+/** The hits signalled to a threat alert so far: each batch of a storm signals its count. */
+function countHits(): { hits: number; started: number } {
+  const storm = { hits: 0, started: Date.now() };
   setHandler(hitsSignal, (count) => {
-    hits += count;
+    storm.hits += count;
   });
-  const { quietMs, maxMs } = threat.gather;
-  const started = Date.now();
+  return storm;
+}
+
+/** Storm control: returns once no hit came for `quietMs`, or `maxMs` after the alert started. */
+async function untilQuiet(
+  storm: { hits: number; started: number },
+  { quietMs, maxMs }: { quietMs: number; maxMs: number },
+): Promise<void> {
   for (;;) {
-    const seen = hits;
-    const left = maxMs - (Date.now() - started);
-    if (left <= 0 || !(await condition(() => hits !== seen, Math.min(quietMs, left)))) break;
+    const seen = storm.hits;
+    const left = maxMs - (Date.now() - storm.started);
+    if (left <= 0 || !(await condition(() => storm.hits !== seen, Math.min(quietMs, left)))) return;
   }
-  return hits;
 }
 
 /** The channel as the Temporal UI's summaries name it. */
@@ -114,20 +141,59 @@ function describeAlert(input: AlertInput, payload: AlertPayloadJson): string {
  * each outcome recorded.
  */
 export async function alertWorkflow(input: AlertInput): Promise<AlertResult> {
-  const { workflowId } = workflowInfo();
   const attemptsApart = patched(ATTEMPTS_APART);
-  let payload: AlertPayloadJson;
-  if (input.threat) {
-    const hits = await gatherHits(input.threat);
-    payload = await bookkeeping.prepareThreatAlert({
-      threatEventId: input.threat.threatEventId,
-      hits,
-    });
-  } else if (input.payload) {
-    payload = input.payload;
-  } else {
-    throw ApplicationFailure.nonRetryable('an alert needs a payload or a threat event');
+  const local = attemptsApart && patched(LOCAL_BOOKKEEPING);
+  const books = local ? localBookkeeping : bookkeeping;
+  const path = { attemptsApart, local, books };
+  if (!input.threat) {
+    if (!input.payload) {
+      throw ApplicationFailure.nonRetryable('an alert needs a payload or a threat event');
+    }
+    return { results: await deliverAlert(input, input.payload, path) };
   }
+  const { threatEventId, gather } = input.threat;
+  const storm = countHits();
+  if (!(local && patched(LEADING_EDGE))) {
+    // Before `LEADING_EDGE`: one alert, once the storm has gone quiet.
+    await untilQuiet(storm, gather);
+    const payload = await books.prepareThreatAlert({ threatEventId, hits: storm.hits });
+    return { results: await deliverAlert(input, payload, path) };
+  }
+  // The first hit is alerted at once; the alert then stays open while the storm lasts, so later
+  // hits signal it rather than start another, and they are summed up in one follow-up if any came.
+  const reported = storm.hits;
+  const first = await localBookkeeping.prepareThreatAlert({ threatEventId, hits: reported });
+  const results = await deliverAlert(input, first, path);
+  await untilQuiet(storm, gather);
+  if (storm.hits > reported) {
+    const followUp = await localBookkeeping.prepareStormFollowUp({
+      threatEventId,
+      hits: storm.hits,
+      newHits: storm.hits - reported,
+    });
+    results.push(...(await deliverAlert(input, followUp, path, FOLLOW_UP)));
+    upsertSearchAttributes([
+      { key: searchAttributes.deliveryOutcome, value: alertOutcome(results) },
+    ]);
+  }
+  return { results };
+}
+
+/**
+ * One payload to every target channel in parallel, each attempt and each outcome recorded. A
+ * storm's follow-up has its own delivery ids (`<workflowId>:<channelId>:follow-up`).
+ */
+async function deliverAlert(
+  input: AlertInput,
+  payload: AlertPayloadJson,
+  {
+    attemptsApart,
+    local,
+    books,
+  }: { attemptsApart: boolean; local: boolean; books: typeof bookkeeping },
+  suffix = '',
+): Promise<ChannelResult[]> {
+  const { workflowId } = workflowInfo();
   if (attemptsApart) {
     setCurrentDetails(describeAlert(input, payload));
     const { canaryId } = payload.data as { canaryId?: string };
@@ -135,59 +201,75 @@ export async function alertWorkflow(input: AlertInput): Promise<AlertResult> {
   }
   const data = payload.data as { alertLevel?: string };
   const targets = attemptsApart
-    ? await bookkeeping.listDeliveryTargets(input.accountId, input.channelIds, {
+    ? await books.listDeliveryTargets(input.accountId, input.channelIds, {
         event: payload.event,
         level: data.alertLevel ?? null,
       })
-    : await bookkeeping.listDeliveryTargets(input.accountId, input.channelIds);
-
-  const deliver = async (target: DeliveryTarget): Promise<ChannelResult> => {
-    const deliveryId = `${workflowId}:${target.channelId}`;
-    const base = { channelId: target.channelId, kind: target.kind, deliveryId };
-    let result: ChannelResult;
-    if (target.skip) {
-      result = { ...base, outcome: 'skipped', error: target.skip };
-    } else if (attemptsApart) {
-      result = { ...base, ...(await attemptDelivery(input, payload, target, deliveryId)) };
-    } else {
-      try {
-        const { status } = await delivery.deliverToChannel({
-          accountId: input.accountId,
-          channelId: target.channelId,
-          deliveryId,
-          workflowId,
-          payload,
-          kind: target.kind,
-          requestId: input.requestId,
-        });
-        result = { ...base, outcome: 'delivered', status };
-      } catch (err) {
-        result = { ...base, outcome: 'failed', ...failureMessage(err) };
-      }
-    }
-    await bookkeeping.recordDeliveryOutcome.executeWithOptions(
-      attemptsApart ? { summary: `outcome of ${channelLabel(target)}: ${result.outcome}` } : {},
-      [
-        {
-          accountId: input.accountId,
-          workflowId,
-          event: payload.event,
-          threatEventId: payload.data.threatEventId,
-          result,
-          ...(attemptsApart && { payload, resendOf: input.resendOf ?? null }),
-        },
-      ],
-    );
-    return result;
+    : await books.listDeliveryTargets(input.accountId, input.channelIds);
+  const alert = {
+    accountId: input.accountId,
+    workflowId,
+    event: payload.event,
+    threatEventId: payload.data.threatEventId,
   };
 
-  const results = await Promise.all(targets.map(deliver));
+  const send = async (target: DeliveryTarget): Promise<ChannelResult> => {
+    const deliveryId = `${workflowId}:${target.channelId}${suffix}`;
+    const base = { channelId: target.channelId, kind: target.kind, deliveryId };
+    if (target.skip) return { ...base, outcome: 'skipped', error: target.skip };
+    if (attemptsApart) {
+      return { ...base, ...(await attemptDelivery(input, payload, target, deliveryId, books)) };
+    }
+    try {
+      const { status } = await delivery.deliverToChannel({
+        accountId: input.accountId,
+        channelId: target.channelId,
+        deliveryId,
+        workflowId,
+        payload,
+        kind: target.kind,
+        requestId: input.requestId,
+      });
+      return { ...base, outcome: 'delivered', status };
+    } catch (err) {
+      return { ...base, outcome: 'failed', ...failureMessage(err) };
+    }
+  };
+
+  let results: ChannelResult[];
+  if (local) {
+    results = await Promise.all(targets.map(send));
+    await localBookkeeping.recordAlertOutcomes({
+      ...alert,
+      results,
+      payload,
+      resendOf: input.resendOf ?? null,
+    });
+  } else {
+    // Before `LOCAL_BOOKKEEPING`: one outcome activity per channel, skips included.
+    results = await Promise.all(
+      targets.map(async (target) => {
+        const result = await send(target);
+        await bookkeeping.recordDeliveryOutcome.executeWithOptions(
+          attemptsApart ? { summary: `outcome of ${channelLabel(target)}: ${result.outcome}` } : {},
+          [
+            {
+              ...alert,
+              result,
+              ...(attemptsApart && { payload, resendOf: input.resendOf ?? null }),
+            },
+          ],
+        );
+        return result;
+      }),
+    );
+  }
   if (attemptsApart) {
     upsertSearchAttributes([
       { key: searchAttributes.deliveryOutcome, value: alertOutcome(results) },
     ]);
   }
-  return { results };
+  return results;
 }
 
 /**
@@ -199,6 +281,7 @@ async function attemptDelivery(
   payload: AlertPayloadJson,
   target: DeliveryTarget,
   deliveryId: string,
+  books: typeof bookkeeping,
 ): Promise<Pick<ChannelResult, 'outcome' | 'status' | 'error'>> {
   const { workflowId } = workflowInfo();
   const label = channelLabel(target);
@@ -226,7 +309,7 @@ async function attemptDelivery(
       const { error } = failureMessage(err);
       report = { attempt, at, durationMs: 0, verdict: 'retry', status: null, error, answer: null };
     }
-    await bookkeeping.recordDeliveryAttempt.executeWithOptions(
+    await books.recordDeliveryAttempt.executeWithOptions(
       { summary: `record attempt ${attempt} to ${label}: ${report.status ?? report.verdict}` },
       [
         {

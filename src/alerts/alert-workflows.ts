@@ -13,7 +13,7 @@ const TRIPWIRE_EVENT = 'canary.tripwire_triggered';
 
 /**
  * What the Temporal UI shows of an alert before it runs: a one-line summary and details with the
- * account, canary, event and level (a threat alert's level is known once its hits are gathered:
+ * account, canary, event and level (a threat alert's level is known once the alert is prepared:
  * the workflow then shows it in its current details).
  */
 function describeStart(input: AlertInput, event: string, threatEventId: string | undefined | null) {
@@ -29,7 +29,7 @@ function describeStart(input: AlertInput, event: string, threatEventId: string |
   const staticDetails = [
     `**Account** \`${input.accountId}\``,
     `**Event** \`${event}\`${threatEventId ? ` · threat event \`${threatEventId}\`` : ''}`,
-    `**Canary** \`${canaryId ?? 'none'}\` · **level** ${level ?? 'set when the hits are gathered'}`,
+    `**Canary** \`${canaryId ?? 'none'}\` · **level** ${level ?? 'set when the alert is prepared'}`,
     ...(input.channelIds ? [`**Channels** ${input.channelIds.join(', ')}`] : []),
   ].join('\n\n');
   return { staticSummary, staticDetails, canaryId };

@@ -95,25 +95,31 @@ export class DeliveriesRepository {
     }
   }
 
-  async recordOutcome(
-    context: DeliveryContext,
-    result: ChannelResult,
+  /** The outcomes of one alert's deliveries, in one write; writing one again changes nothing. */
+  async recordOutcomes(
+    outcomes: { context: DeliveryContext; result: ChannelResult }[],
     now: Date,
     resend?: { payload: AlertPayloadJson; resendOf: string | null },
   ): Promise<void> {
-    await this.deliveries.updateOne(
-      { _id: context.deliveryId },
-      {
-        $set: {
-          outcome: result.outcome,
-          status: result.status ?? null,
-          error: result.error ?? null,
-          finishedAt: now,
-          ...resend,
+    if (!outcomes.length) return;
+    await this.deliveries.bulkWrite(
+      outcomes.map(({ context, result }) => ({
+        updateOne: {
+          filter: { _id: context.deliveryId },
+          update: {
+            $set: {
+              outcome: result.outcome,
+              status: result.status ?? null,
+              error: result.error ?? null,
+              finishedAt: now,
+              ...resend,
+            },
+            $setOnInsert: this.onInsert(context, now),
+          },
+          upsert: true,
         },
-        $setOnInsert: this.onInsert(context, now),
-      },
-      { upsert: true },
+      })),
+      { ordered: false },
     );
   }
 

@@ -1,5 +1,6 @@
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { LRUCache } from 'lru-cache';
 import { Agent, request } from 'undici';
 import type { SafeTarget } from './address-safety';
 import type { Verdict } from '../../workflows/shared';
@@ -112,24 +113,45 @@ export function postOnce(
   );
 }
 
+/**
+ * One keep-alive agent per receiver origin and checked address, so consecutive attempts to a
+ * channel reuse its TLS connection instead of a handshake each. The agent's lookup is pinned to the
+ * address it was made for; the address is still checked before every attempt, and a receiver whose
+ * name now resolves elsewhere gets another agent. Idle connections close after undici's
+ * keep-alive timeout (4 s, or the receiver's shorter hint) and never hold a process open.
+ */
+const agents = new LRUCache<string, Agent>({
+  max: 256,
+  dispose: (agent) => void agent.close().catch(() => undefined),
+});
+
+function pinnedAgent(target: SafeTarget): Agent {
+  const key = `${target.url.origin} ${target.address}`;
+  let agent = agents.get(key);
+  if (!agent) {
+    const pinned = (_host: string, options: LookupOptions, callback: LookupCallback) => {
+      if (options.all) callback(null, [{ address: target.address, family: target.family }]);
+      else callback(null, target.address, target.family);
+    };
+    agent = new Agent({ connect: { lookup: pinned } });
+    agents.set(key, agent);
+  }
+  return agent;
+}
+
 async function post(
   target: SafeTarget,
   body: string,
   headers: Record<string, string>,
   timeoutMs = REQUEST_TIMEOUT_MS,
 ): Promise<AttemptResult> {
-  const pinned = (_host: string, options: LookupOptions, callback: LookupCallback) => {
-    if (options.all) callback(null, [{ address: target.address, family: target.family }]);
-    else callback(null, target.address, target.family);
-  };
-  const dispatcher = new Agent({ connect: { lookup: pinned }, pipelining: 0 });
   const deadline = AbortSignal.timeout(timeoutMs);
   try {
     const response = await request(target.url, {
       method: 'POST',
       body,
       headers,
-      dispatcher,
+      dispatcher: pinnedAgent(target),
       signal: deadline,
     });
     const excerpt = await readStart(response.body);
@@ -147,7 +169,5 @@ async function post(
       kind: 'network-error',
       message: `${err instanceof Error ? err.message : String(err)}${cause}`,
     };
-  } finally {
-    await dispatcher.close().catch(() => undefined);
   }
 }

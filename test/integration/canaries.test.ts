@@ -8,6 +8,7 @@ import { bearer, canaryAccounts } from '../support/canary-accounts';
 import { Receiver } from '../support/receiver';
 import { createTestApp, testConfig, testLogger, type TestApp } from '../support/test-app';
 import { startTestWorker } from '../support/test-worker';
+import type { alertWorkflow } from '../../workflows';
 
 const ATTACKER = '8.8.8.8';
 
@@ -200,7 +201,7 @@ describe('retired canaries, storms and quotas', () => {
     expect((await request(t.app).get('/api/threat-log').set(as(who))).body.hits).toEqual([]);
   });
 
-  it('when 100 hits come in a burst, then 100 sealed hits and one alert that counts them', async () => {
+  it('when 100 hits come in a burst, then 100 sealed hits, an alert at once and at most one follow-up that counts them all', async () => {
     const { who, path } = await account();
     const canary = await plant(who, 'url');
     const { pathname } = new URL(canary.value);
@@ -210,10 +211,24 @@ describe('retired canaries, storms and quotas', () => {
       ),
     );
     await t.tripwires.flush();
-    const alerts = await alertsAt(path);
-    await new Promise((r) => setTimeout(r, 2_000));
-    expect(receiver.hitsOn(path)).toHaveLength(1);
-    expect(alerts[0]!.data.interpretation).toContain('100 times');
+    const [event] = threatEventListView.parse(
+      (await request(t.app).get('/api/threat-events').set(as(who))).body,
+    ).threat_events;
+    expect(event).toMatchObject({ hit_count: 100 });
+    // The alert is done once its storm went quiet: every alert it sent is at the receiver by then.
+    const { results } = await t.temporal.client.workflow
+      .getHandle<typeof alertWorkflow>(`alert-${event!.threat_event_id}`)
+      .result();
+    const alerts = await alertsAt(path, results.filter((r) => r.outcome === 'delivered').length);
+    expect(alerts.length).toBeLessThanOrEqual(2);
+    expect(alerts[0]!.data.summary).toBe('canary fired');
+    // The first alert counts the hits that had joined when it was prepared; any that came later
+    // are in one follow-up, which counts them all.
+    expect(alerts.at(-1)!.data.interpretation).toContain('100 times');
+    if (alerts.length === 2)
+      expect(alerts[1]!.data.summary).toMatch(
+        /^canary fired again: \d+ more hits? since the first alert$/,
+      );
 
     const first = (await request(t.app).get('/api/threat-log?limit=60').set(as(who))).body;
     const second = (
@@ -222,9 +237,41 @@ describe('retired canaries, storms and quotas', () => {
     const ids = new Set([...first.hits, ...second.hits].map((h: { hit_id: string }) => h.hit_id));
     expect(ids.size).toBe(100);
     expect(second.next_cursor).toBeNull();
-    const events = (await request(t.app).get('/api/threat-events').set(as(who))).body;
-    expect(events.threat_events).toMatchObject([{ hit_count: 100 }]);
   }, 90_000);
+
+  it('when a tripwire fires once, then it is alerted without waiting for the storm to end, and nothing follows', async () => {
+    const { who, path } = await account();
+    const canary = await plant(who, 'url');
+    await request(t.app)
+      .get(new URL(canary.value).pathname)
+      .set('X-Forwarded-For', ATTACKER)
+      .expect(200);
+    const [alert] = await alertsAt(path);
+    const [event] = threatEventListView.parse(
+      (await request(t.app).get('/api/threat-events').set(as(who))).body,
+    ).threat_events;
+    expect(alert!.data).toMatchObject({
+      summary: 'canary fired',
+      threatEventId: event!.threat_event_id,
+    });
+    const handle = t.temporal.client.workflow.getHandle<typeof alertWorkflow>(
+      `alert-${event!.threat_event_id}`,
+    );
+    const { results } = await handle.result();
+    expect(results.map((r) => r.deliveryId)).not.toContainEqual(
+      expect.stringMatching(/follow-up$/),
+    );
+    expect(receiver.hitsOn(path)).toHaveLength(1);
+    // The alert was sent before the storm window closed: its delivery comes before the first
+    // quiet-period timer fired in the workflow's history.
+    const { events } = await handle.fetchHistory();
+    const sent = events!.findIndex(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'sendAlertAttempt',
+    );
+    const timerFired = events!.findIndex((e) => e.timerFiredEventAttributes);
+    expect(sent).toBeGreaterThan(-1);
+    expect(timerFired).toBeGreaterThan(sent);
+  }, 60_000);
 
   it('when the account has used up its plantings, then it still gets its alerts', async () => {
     const { who, path } = await account();

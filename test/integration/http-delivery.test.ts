@@ -77,6 +77,16 @@ describe('one delivery attempt over real HTTPS', () => {
     expect(await postOnce(pinnedHere, '{}', {})).toMatchObject({ kind: 'response', status: 200 });
   });
 
+  it('when the checked address changes after a delivery, then the next attempt never reuses the kept-alive connection', async () => {
+    const url = new URL(receiver.url('/re-pointed').replace('127.0.0.1', 'localhost'));
+    const before = { url, address: '127.0.0.1', family: 4 as const };
+    expect(await postOnce(before, '{}', {})).toMatchObject({ kind: 'response', status: 200 });
+    // Same origin, now checked at another address: the open connection to the first one is not it.
+    const after = { url, address: '127.0.0.2', family: 4 as const };
+    expect(await postOnce(after, '{}', {})).toMatchObject({ kind: 'network-error' });
+    expect(receiver.hitsOn('/re-pointed')).toHaveLength(1);
+  });
+
   it('when the receiver answers at length, then only the first 1 KB and the content type are kept', async () => {
     const result = await postOnce(target('/answer/5000'), '{}', {});
     expect(result).toMatchObject({

@@ -40,9 +40,9 @@ describe('workflow replay', () => {
 describe('workflow replay with tracing on', () => {
   // A deployment that sets OTEL_EXPORTER_OTLP_ENDPOINT bundles Temporal's OpenTelemetry workflow
   // interceptors, whose span ids come from the workflow's seeded random source. Workflows that
-  // draw no random values replay either way; the agent watch names its alerts with uuid4(), from
-  // the same source, so an execution recorded untraced diverges once traced (docs/operations.md:
-  // switch tracing like a workflow change).
+  // draw no random values replay either way. The agent watch named its alerts with uuid4(), from
+  // the same source, so an execution recorded untraced before `agent-alert-ids-from-run` diverges
+  // once traced; one recorded since (agent-watch-ids-from-run.json) replays either way.
   const tracing = startTracing('tripwire-replay', { exporter: new InMemorySpanExporter() })!;
   // The workflow interceptors go into the bundle; replay needs only the sink they export through.
   const { interceptors, sinks } = workerTracing(tracing);
