@@ -200,7 +200,7 @@ export async function provideTemporal({
       stop: async () => {},
     };
   }
-  return startLocalTemporal({ dataDir, port, uiPort, log });
+  return startLocalTemporal({ dataDir, port, uiPort, log, tuned });
 }
 
 /** A Temporal dev server of our own (state in `dataDir`), which tests may also kill and start again. */
@@ -209,6 +209,7 @@ export async function startLocalTemporal({
   port,
   uiPort,
   log,
+  tuned = true,
 }: TemporalOptions): Promise<Service & { process: ManagedProcess }> {
   await ensureFreePort(port, 'Temporal');
   await mkdir(dataDir, { recursive: true });
