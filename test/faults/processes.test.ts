@@ -4,7 +4,8 @@
  * server of this file's own. Each case kills one of them (SIGKILL or SIGTERM) and starts it again
  * while URL tripwires are fetched on both APIs and channel tests run, then checks that every
  * answered hit is recorded and sealed, every threat event alerted exactly once on its channel
- * (distinct delivery ids at the receiver) and every delivery outcome true. Prints Fault | Fired | Lost.
+ * (by delivery id at the receiver, plus at most one storm follow-up) and every delivery outcome
+ * true. Prints Fault | Fired | Lost.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
@@ -164,8 +165,9 @@ const deliveryIdsOf = (path: string) =>
   }));
 
 /**
- * What was lost: answered hits not recorded and sealed, threat events without exactly one
- * delivery id at the receiver, recorded outcomes that contradict what the receiver saw.
+ * What was lost: answered hits not recorded and sealed, threat events without exactly one first
+ * alert at the receiver (by delivery id; a storm's follow-up is the one other id allowed),
+ * recorded outcomes that contradict what the receiver saw.
  */
 async function lostOf(who: { accountId: string; alertPath: string }, answered: string[]) {
   const hits = await until('every answered hit recorded', async () => {
@@ -189,13 +191,16 @@ async function lostOf(who: { accountId: string; alertPath: string }, answered: s
     const ids = new Set(
       delivered.filter((d) => d.threatEventId === String(event._id)).map((d) => d.deliveryId),
     );
-    if (ids.size !== 1) lost++;
-    const [deliveryId] = [...ids];
-    const record = await until('the delivery outcome recorded', async () => {
-      const doc = await db.collection('alert_deliveries').findOne({ _id: deliveryId as never });
-      return doc?.outcome ? doc : undefined;
-    });
-    if (record.outcome !== 'delivered') lost++;
+    // Leading-edge alerting: one alert at the first hit, and at most one follow-up for the rest.
+    const followUps = [...ids].filter((id) => id.endsWith(':follow-up'));
+    if (ids.size - followUps.length !== 1 || followUps.length > 1) lost++;
+    for (const deliveryId of ids) {
+      const record = await until('the delivery outcome recorded', async () => {
+        const doc = await db.collection('alert_deliveries').findOne({ _id: deliveryId as never });
+        return doc?.outcome ? doc : undefined;
+      });
+      if (record.outcome !== 'delivered') lost++;
+    }
   }
   return { lost, events: events.length };
 }
