@@ -1,7 +1,8 @@
 import { MongoClient } from 'mongodb';
 import request from 'supertest';
 import { createApp } from '../../src/app';
-import { openApiDocumentView, OPERATIONS } from '../../src/openapi/operations';
+import { API_OPERATIONS } from '../../src/api';
+import { openApiDocumentView } from '../../src/openapi/document';
 import { createTemporal } from '../../src/temporal/client';
 import { freePort } from '../../tools/stack';
 import { createTestApp, testConfig, testLogger, type TestApp } from '../support/test-app';
@@ -31,7 +32,7 @@ describe('request plumbing', () => {
   });
 
   it('when a public route gets an invalid X-API-Key, then 401 exactly where the reference says', async () => {
-    for (const op of OPERATIONS.filter((o) => o.auth === 'none')) {
+    for (const op of API_OPERATIONS.filter((o) => o.auth === 'none')) {
       const path = op.path.replace(/\{\w+\}/g, 'x');
       const res = await request(t.app)[op.method](path).set('X-API-Key', 'svc_notakey');
       // The API's refusal has a detail; the decoy Kubernetes API's own 401 is a Status object.
