@@ -156,7 +156,7 @@ function componentMarkdown(name: string, schema: JsonSchema): string {
 }
 
 /**
- * docs/api-reference.md: the OpenAPI document as a Markdown page (`npm run docs:api` writes it; a
+ * docs/api-reference.md: the OpenAPI document as a Markdown page (`npm run docs:generate` writes it; a
  * unit test fails when it is out of date).
  */
 export function apiReferenceMarkdown(doc: OpenApiDocument): string {
@@ -176,7 +176,7 @@ export function apiReferenceMarkdown(doc: OpenApiDocument): string {
   );
   return `# API reference (generated)
 
-<!-- Generated from the OpenAPI document by \`npm run docs:api\`: edit the operations in src/, not this page. -->
+<!-- Generated from the OpenAPI document by \`npm run docs:generate\`: edit the operations in src/, not this page. -->
 
 [Back to the API overview](api.md) · served live at \`/openapi.json\` and, readable, at \`/docs\`.
 
