@@ -1,7 +1,8 @@
 import type { RequestHandler } from 'express';
 import { operationsFor } from '../http/operation';
-import { REFERENCE_PAGE_POLICY } from '../http/security-headers';
+import { AppError } from '../http/errors';
 import { openApiDocumentView, type OpenApiDocument } from './document';
+import { REFERENCE_ASSETS, REFERENCE_PAGE_POLICY } from './reference-page';
 
 export interface ReferenceDeps {
   document: OpenApiDocument;
@@ -39,6 +40,22 @@ export const referenceOperations = [
     errors: { 401: 'DOCS_TOKEN is set and `Authorization: Bearer <DOCS_TOKEN>` was not sent' },
     handler: ({ res }, { page }) => {
       res.set('Content-Security-Policy', REFERENCE_PAGE_POLICY).type('html').send(page);
+    },
+  }),
+  operation({
+    operationId: 'getReferenceAsset',
+    method: 'get',
+    path: '/docs/assets/{file}',
+    summary: "The readable page's scripts: Redoc's standalone bundle and its start-up",
+    auth: 'none',
+    beforeKeyLayer: true,
+    before: ({ docsToken }) => [docsToken],
+    success: { status: 200, description: 'JavaScript', contentType: 'application/javascript' },
+    errors: { 401: 'DOCS_TOKEN is set and `Authorization: Bearer <DOCS_TOKEN>` was not sent' },
+    handler: ({ params, res }) => {
+      const asset = Object.hasOwn(REFERENCE_ASSETS, params.file!) && REFERENCE_ASSETS[params.file!];
+      if (!asset) throw new AppError(404, `No reference asset ${params.file}`);
+      res.set('Cache-Control', 'no-cache').type(asset.type).send(asset.body);
     },
   }),
 ];

@@ -25,10 +25,16 @@ describe('request plumbing', () => {
       servers: [{ url: t.config.PUBLIC_BASE_URL }],
     });
     expect(res.body.paths['/shield/inspect'].post['x-required-scope']).toBe('shield:write');
+    // The readable page carries the same document, which Redoc (served from here) renders.
     const page = await request(t.app).get('/docs');
     expect(page.type).toBe('text/html');
-    expect(page.text).toContain('<code>POST /shield/inspect</code>');
-    expect(page.text).toContain('scope <code>shield:write</code>');
+    const block = /<script type="application\/json" id="openapi">(.*?)<\/script>/s.exec(page.text);
+    expect(JSON.parse(block![1]!)).toEqual(res.body);
+    for (const src of page.text.match(/(?<=<script src=")[^"]+/g)!) {
+      const asset = await request(t.app).get(src);
+      expect([src, asset.status, asset.type]).toEqual([src, 200, 'application/javascript']);
+    }
+    expect((await request(t.app).get('/docs/assets/nothing.js')).status).toBe(404);
   });
 
   it('when a public route gets an invalid X-API-Key, then 401 exactly where the reference says', async () => {
