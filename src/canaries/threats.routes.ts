@@ -28,7 +28,11 @@ export const pageSchema = z
     until: z.iso.datetime().optional(),
     cursor: cursor.optional(),
   })
-  .strict();
+  .strict()
+  .refine((q) => !q.since || !q.until || Date.parse(q.since) <= Date.parse(q.until), {
+    path: ['until'],
+    message: 'not before since',
+  });
 
 function pageOf(q: z.output<typeof pageSchema>): Page {
   return {
