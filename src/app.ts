@@ -1,14 +1,12 @@
 import cookieParser from 'cookie-parser';
-import express, { type Express } from 'express';
+import express, { Router, type Express, type RequestHandler } from 'express';
+import { API, API_OPERATIONS } from './api';
 import { AuthService } from './accounts/auth.service';
 import { InvitesRepository } from './accounts/invites.repository';
 import { LoginFailuresRepository } from './accounts/login-failures.repository';
 import { LoginThrottle } from './accounts/login-throttle';
 import { PasswordHasher } from './accounts/passwords';
-import { authRoutes } from './accounts/auth.routes';
-import { settingsRoutes } from './accounts/settings.routes';
 import { SessionsRepository } from './accounts/sessions.repository';
-import { usersRoutes } from './accounts/users.routes';
 import { UsersRepository } from './accounts/users.repository';
 import { systemClock, type Clock } from './clock';
 import type { Config } from './config';
@@ -16,61 +14,47 @@ import type { Database } from './db/mongo';
 import { ALL_INDEXES } from './db/indexes';
 import { ChannelsRepository } from './alerts/channels.repository';
 import { ChannelTestSlots } from './alerts/channel-test-slots';
-import { channelsRoutes } from './alerts/channels.routes';
 import { DeliveriesRepository } from './alerts/deliveries.repository';
-import { agentRoutes } from './agent/agent.routes';
 import { AgentsRepository } from './agent/agents.repository';
 import { AuditTrail } from './audit/audit-trail';
 import { CanariesRepository } from './canaries/canaries.repository';
-import { canariesRoutes } from './canaries/canaries.routes';
 import type { DecoySettings } from './canaries/decoys';
 import { EvidenceBoundRemoval } from './canaries/evidence-bound-removal';
 import { ThreatsRepository } from './canaries/threats.repository';
-import { honeypotRoutes } from './honeypot/honeypot.routes';
 import { TrapsRepository } from './honeypot/traps.repository';
 import { DocumentsRepository } from './rag/documents.repository';
-import { ragRoutes } from './rag/rag.routes';
-import { threatRoutes } from './canaries/threats.routes';
-import { foreignCredentialTripwire, presenterOf, tripwireRoutes } from './canaries/tripwire.routes';
+import { foreignCredentialTripwire, presenterOf } from './canaries/tripwire.routes';
 import { DEFAULT_JOURNAL_TIMINGS } from './canaries/hit-journal';
 import { Tripwires } from './canaries/tripwires';
 import { AuditTrailWriter } from './audit/audit-trail.writer';
-import { auditRoutes } from './audit/audit.routes';
-import { workerPingRoutes } from './diagnostics/worker-ping.routes';
 import { consoleRoutes } from './console/console.routes';
-import { consoleEvidenceRoutes } from './evidence/console-evidence.routes';
 import { EvidenceRepository } from './evidence/evidence.repository';
-import { evidenceRoutes } from './evidence/evidence.routes';
 import { EvidenceService } from './evidence/evidence.service';
 import { EvidenceStore } from './evidence/evidence.store';
 import { EvidenceLog } from './evidence/evidence-log';
 import type { Checkpoints } from './evidence/checkpoints';
-import { logRoutes } from './evidence/log.routes';
 import { generateSigner, type NoteSigner } from './evidence/signed-note';
-import { publicVerifyRoutes } from './evidence/public-verify.routes';
-import { healthRoutes } from './health/health.routes';
 import { errorHandler, notFoundHandler } from './http/errors';
+import { apiKeyLayer, requireApiKey, type RefusedCredential } from './http/api-key-auth';
 import { jsonBodiesOnly } from './http/json-body';
+import { bindAll, mountOperations, type Auth } from './http/operation';
+import { requireSession, requireSessionOrApiKey } from './http/session-auth';
+import { securityHeaders } from './http/security-headers';
+import { publicVerifyDeps } from './evidence/public-verify.routes';
+import { Resends } from './alerts/resends';
 import { operatorToken } from './http/operator-token';
-import { REFERENCE_PAGE_POLICY, securityHeaders } from './http/security-headers';
 import { requestLogging } from './http/request-logging';
 import { requestMetrics } from './http/request-metrics';
 import { requestTracing } from './http/request-tracing';
-import { metricsHandler } from './metrics';
 import { openApiDocument } from './openapi/document';
 import { referencePage } from './openapi/reference-page';
-import { apiKeyLayer, type RefusedCredential } from './http/api-key-auth';
-import { requireSession, requireSessionOrApiKey } from './http/session-auth';
 import { ApiKeysRepository } from './keys/api-keys.repository';
-import { apiKeysRoutes } from './keys/api-keys.routes';
 import { ApiKeysService } from './keys/api-keys.service';
 import type { Logger } from './logger';
 import { MongoCounterStore, type CounterStore } from './metering/counters.repository';
 import { Meter } from './metering/meter';
 import { metered, PlanLookup } from './metering/metered';
 import { PLAN_LIMITS, type PlanLimits } from './metering/plan-limits';
-import { usageRoutes } from './metering/usage.routes';
-import { shieldRoutes } from './shield/shield.routes';
 import { ShieldInspector } from './shield/shield.service';
 import type { Temporal } from './temporal/client';
 import { DEFAULT_RECONCILER_SETTINGS, StartReconciler } from './temporal/start-reconciler';
@@ -174,6 +158,81 @@ export function createApp({
   const session = requireSession(auth, refused);
   const sessionOrKey = requireSessionOrApiKey(auth, refused);
   const keys = new ApiKeysService({ keys: new ApiKeysRepository(mongo.db), audit, clock });
+  const deliveries = new DeliveriesRepository(mongo.db);
+  const evidenceDeps = { evidence, service: evidenceService, users, log, clock };
+
+  const docsToken = operatorToken(config.DOCS_TOKEN, 'DOCS_TOKEN');
+  const document = openApiDocument(API_OPERATIONS, config.PUBLIC_BASE_URL);
+  const operations = bindAll(API, {
+    health: { db: mongo.db, indexes: ALL_INDEXES, temporal },
+    metrics: { metricsToken: operatorToken(config.METRICS_TOKEN, 'METRICS_TOKEN') },
+    reference: { document, page: referencePage(document), docsToken },
+    auth: { auth, config, refused },
+    users: { users, auth },
+    settings: { users, clock },
+    usage: { meter, plans },
+    apiKeys: keys,
+    canaries: { canaries, clock, decoys, meterPlant },
+    threats,
+    tripwires,
+    channels: {
+      channels: new ChannelsRepository(mongo.db),
+      testSlots: new ChannelTestSlots(mongo.db, config.CHANNEL_TEST_CONCURRENCY),
+      deliveries,
+      resends: new Resends(deliveries, temporal),
+      temporal,
+      clock,
+      targets: { allowPrivate: config.ALLOW_PRIVATE_WEBHOOK_TARGETS },
+    },
+    audit: { trail: audit, evidence: evidenceService },
+    consoleEvidence: evidenceDeps,
+    evidence: evidenceDeps,
+    publicVerify: publicVerifyDeps(evidenceService),
+    log,
+    shield: { inspector: shield, meterInspection: metered(meter, plans, 'shield_inspections') },
+    honeypot: {
+      traps: new TrapsRepository(mongo.db),
+      canaries,
+      threats,
+      removal,
+      decoys,
+      clock,
+      meterPlant,
+    },
+    rag: {
+      documents: new DocumentsRepository(mongo.db),
+      canaries,
+      threats,
+      tripwires,
+      removal,
+      decoys,
+      clock,
+      meterPlant,
+    },
+    agent: { agents, temporal, clock },
+    workerPing: temporal,
+  });
+  const authenticate: Record<Auth, RequestHandler[]> = {
+    none: [],
+    session: [session],
+    apiKey: [requireApiKey],
+    sessionOrApiKey: [sessionOrKey],
+    refreshCookie: [],
+  };
+  // Before any credential check: health, metrics, the reference and the tripwires (which answer
+  // as their decoys would, whatever headers come).
+  const beforeKeyLayer = Router();
+  mountOperations(
+    beforeKeyLayer,
+    operations.filter(({ op }) => op.beforeKeyLayer),
+    authenticate,
+  );
+  const api = Router();
+  mountOperations(
+    api,
+    operations.filter(({ op }) => !op.beforeKeyLayer),
+    authenticate,
+  );
 
   const app = express();
   app.disable('x-powered-by');
@@ -185,80 +244,11 @@ export function createApp({
   app.use(jsonBodiesOnly);
   app.use(express.json({ limit: config.BODY_LIMIT }));
   app.use(cookieParser());
-
-  app.get('/metrics', operatorToken(config.METRICS_TOKEN, 'METRICS_TOKEN'), metricsHandler);
-  const docsToken = operatorToken(config.DOCS_TOKEN, 'DOCS_TOKEN');
-  const reference = openApiDocument(config.PUBLIC_BASE_URL);
-  app.get('/openapi.json', docsToken, (_req, res) => void res.json(reference));
-  const referenceHtml = referencePage(reference);
-  app.get('/docs', docsToken, (_req, res) => {
-    res.set('Content-Security-Policy', REFERENCE_PAGE_POLICY).type('html').send(referenceHtml);
-  });
   app.use(consoleRoutes(config.CONSOLE_DIR));
-  app.use(healthRoutes({ db: mongo.db, indexes: ALL_INDEXES, temporal }));
-  // Before any credential check: a tripwire answers as its decoy would, whatever headers come.
-  app.use(tripwireRoutes(tripwires));
+  app.use(beforeKeyLayer);
   app.use(foreignCredentialTripwire(refused));
   app.use(apiKeyLayer({ keys, trail, clock, refused }));
-
-  app.use('/api/auth', authRoutes(auth, config, refused));
-  app.use('/api/auth', session, apiKeysRoutes(keys));
-  app.use('/api/audit', session, auditRoutes(audit, evidenceService));
-  app.use(
-    '/api/audit',
-    session,
-    consoleEvidenceRoutes({ evidence, service: evidenceService, users, log, clock }),
-  );
-  app.use('/api/users', session, usersRoutes(users, auth));
-  app.use('/api/settings', sessionOrKey, settingsRoutes(users, clock));
-  app.use('/api/canaries', sessionOrKey, canariesRoutes({ canaries, clock, decoys, meterPlant }));
-  app.use('/api', threatRoutes(threats, sessionOrKey));
-  app.use('/api/diagnostics', session, workerPingRoutes(temporal));
-  app.use('/api/verify', publicVerifyRoutes(evidenceService));
-  app.use('/api/log', logRoutes(log));
-  app.use('/audit', evidenceRoutes({ evidence, service: evidenceService, users, log, clock }));
-  app.use('/api/usage', session, usageRoutes(meter, plans));
-  app.use(
-    '/api/alert-channels',
-    session,
-    channelsRoutes({
-      channels: new ChannelsRepository(mongo.db),
-      testSlots: new ChannelTestSlots(mongo.db, config.CHANNEL_TEST_CONCURRENCY),
-      deliveries: new DeliveriesRepository(mongo.db),
-      temporal,
-      clock,
-      targets: { allowPrivate: config.ALLOW_PRIVATE_WEBHOOK_TARGETS },
-    }),
-  );
-  app.use('/shield', shieldRoutes(metered(meter, plans, 'shield_inspections'), shield));
-  app.use(
-    '/honeypot',
-    sessionOrKey,
-    honeypotRoutes({
-      traps: new TrapsRepository(mongo.db),
-      canaries,
-      threats,
-      removal,
-      decoys,
-      clock,
-      meterPlant,
-    }),
-  );
-  app.use('/agent', sessionOrKey, agentRoutes({ agents, temporal, clock }));
-  app.use(
-    '/rag',
-    sessionOrKey,
-    ragRoutes({
-      documents: new DocumentsRepository(mongo.db),
-      canaries,
-      threats,
-      tripwires,
-      removal,
-      decoys,
-      clock,
-      meterPlant,
-    }),
-  );
+  app.use(api);
 
   app.use(notFoundHandler);
   app.use(errorHandler);

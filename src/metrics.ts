@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { RequestHandler } from 'express';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { operationsFor } from './http/operation';
 
 /**
  * Prometheus metrics of this process (the API's at `GET /metrics`, the worker's on
@@ -47,9 +48,29 @@ export const deliveryOutcomes = new Counter({
 });
 
 /** `GET /metrics` in the Prometheus text format. */
-export const metricsHandler: RequestHandler = async (_req, res) => {
-  res.type(registry.contentType).send(await registry.metrics());
-};
+const operation = operationsFor<{ metricsToken: RequestHandler }>('Operations');
+
+/** `GET /metrics`: this process's metrics, behind METRICS_TOKEN when one is set. */
+export const metricsOperations = [
+  operation({
+    operationId: 'getMetrics',
+    method: 'get',
+    path: '/metrics',
+    summary: 'Prometheus metrics',
+    description:
+      'Request latency, meter refusals, evidence writes, and Node process metrics. With `METRICS_TOKEN` set, only `Authorization: Bearer <METRICS_TOKEN>` gets in.',
+    auth: 'none',
+    beforeKeyLayer: true,
+    before: ({ metricsToken }) => [metricsToken],
+    success: { status: 200, description: 'Prometheus text format', contentType: 'text/plain' },
+    errors: {
+      401: 'METRICS_TOKEN is set and `Authorization: Bearer <METRICS_TOKEN>` was not sent',
+    },
+    handler: async ({ res }) => {
+      res.type(registry.contentType).send(await registry.metrics());
+    },
+  }),
+];
 
 export interface WorkerEndpointOptions {
   /** `GET /healthz` answers 200 while this is true, else 503 (the container's health check). */

@@ -19,7 +19,8 @@ import { createLogger } from '../../src/logger';
 import type { CounterStore } from '../../src/metering/counters.repository';
 import { PLAN_IDS } from '../../src/plans';
 import type { PlanLimits } from '../../src/metering/plan-limits';
-import { inspectHandler, inspectValidation } from '../../src/shield/shield.routes';
+import { parseBody } from '../../src/http/validate';
+import { inspectSchema } from '../../src/shield/shield.routes';
 import { createTemporal } from '../../src/temporal/client';
 
 const unbounded = { perMonth: 1e12, perDay: 1e12, burstPerMinute: 1e12 };
@@ -46,11 +47,12 @@ async function main(): Promise<void> {
   const bare = express();
   bare.use(requestLogging(logger));
   bare.use(express.json({ limit: config.BODY_LIMIT }));
-  bare.post(
-    '/shield/inspect',
-    inspectValidation,
-    inspectHandler(api.shield, (req) => (req.body as { user_id: string }).user_id),
-  );
+  // The same validation and inspection, with the body's user_id as the account: no
+  // authentication, no metering.
+  bare.post('/shield/inspect', async (req, res) => {
+    const { user_id, user_message } = parseBody(inspectSchema, req.body);
+    res.json({ user_id, ...(await api.shield.inspect(req, user_id, user_id, user_message)) });
+  });
   bare.use(errorHandler);
 
   await Promise.all([

@@ -38,7 +38,7 @@ export function useAction() {
 export function usePages<Page, Item>(
   load: (next: string | null) => Promise<Page>,
   itemsOf: (page: Page) => Item[],
-  nextOf: (page: Page) => string | number | null,
+  nextOf: (page: Page) => string | null,
 ) {
   const [pages, setPages] = useState<Page[]>([]);
   const action = useAction();

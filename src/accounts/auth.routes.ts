@@ -1,8 +1,9 @@
 import type { RefusedCredential } from '../http/api-key-auth';
-import { Router, type CookieOptions, type Response } from 'express';
+import type { CookieOptions, Response } from 'express';
 import { z } from 'zod';
 import type { Config } from '../config';
 import { AppError } from '../http/errors';
+import { operationsFor } from '../http/operation';
 import { bearerToken } from '../http/session-auth';
 import type { AuthService, IssuedSession } from './auth.service';
 
@@ -22,82 +23,150 @@ export const loginSchema = z.object({
   password: z.string().min(1).max(256),
 });
 
-export const signupView = z.object({ user_id: z.string() });
+export const signupView = z.object({ user_id: z.string() }).meta({ id: 'SignedUp' });
 /** A session: the bearer token, its account and expiry (the refresh half is the cookie). */
-export const sessionView = z.object({
-  token: z.string(),
-  user_id: z.string(),
-  expires_at: z.iso.datetime(),
+export const sessionView = z
+  .object({
+    token: z.string(),
+    user_id: z.string(),
+    expires_at: z.iso.datetime(),
+  })
+  .meta({ id: 'Session' });
+
+export interface AuthRoutesDeps {
+  auth: AuthService;
+  config: Pick<Config, 'COOKIE_SECURE'>;
+  refused: RefusedCredential;
+}
+
+const cookieOptions = (config: AuthRoutesDeps['config']): CookieOptions => ({
+  httpOnly: true,
+  sameSite: 'strict',
+  secure: config.COOKIE_SECURE,
+  path: '/api/auth',
 });
 
-export function authRoutes(
-  auth: AuthService,
-  config: Pick<Config, 'COOKIE_SECURE'>,
-  refused: RefusedCredential,
-): Router {
-  const router = Router();
-  const cookieOptions: CookieOptions = {
-    httpOnly: true,
-    sameSite: 'strict',
-    secure: config.COOKIE_SECURE,
-    path: '/api/auth',
+function sendSession(
+  res: Response,
+  config: AuthRoutesDeps['config'],
+  session: IssuedSession,
+): z.output<typeof sessionView> {
+  res.cookie(REFRESH_COOKIE, session.refreshToken, {
+    ...cookieOptions(config),
+    expires: session.refreshExpiresAt,
+  });
+  res.set('Cache-Control', 'no-store');
+  return {
+    token: session.token,
+    user_id: session.userId,
+    expires_at: session.expiresAt.toISOString(),
   };
-
-  const sendSession = (res: Response, session: IssuedSession) => {
-    res.cookie(REFRESH_COOKIE, session.refreshToken, {
-      ...cookieOptions,
-      expires: session.refreshExpiresAt,
-    });
-    res.set('Cache-Control', 'no-store').json({
-      token: session.token,
-      user_id: session.userId,
-      expires_at: session.expiresAt.toISOString(),
-    } satisfies z.output<typeof sessionView>);
-  };
-
-  router.post('/signup', async (req, res) => {
-    const { email, password, invite_code } = credentialsSchema.parse(req.body);
-    const user = await auth.signup(email, password, invite_code);
-    res.status(201).json({ user_id: user.id } satisfies z.output<typeof signupView>);
-  });
-
-  router.post('/login', async (req, res) => {
-    const { email, password } = loginSchema.parse(req.body);
-    let session: IssuedSession;
-    try {
-      session = await auth.login(email, password, req.ip);
-    } catch (err) {
-      // A decoy password (or any canary string) tried here fires, whichever email came with it,
-      // also while the sign-in is held back.
-      if (err instanceof AppError && (err.status === 401 || err.status === 429)) {
-        await refused(req, 'password', [password]);
-      }
-      throw err;
-    }
-    sendSession(res, session);
-  });
-
-  router.post('/refresh', async (req, res) => {
-    const refreshToken = refreshCookie(req.cookies);
-    if (!refreshToken) throw new AppError(401, 'Missing refresh cookie: log in again');
-    try {
-      sendSession(res, await auth.refresh(refreshToken));
-    } catch (err) {
-      res.clearCookie(REFRESH_COOKIE, cookieOptions);
-      throw err;
-    }
-  });
-
-  router.post('/logout', async (req, res) => {
-    const token = bearerToken(req.get('authorization'));
-    const refreshToken = refreshCookie(req.cookies);
-    if (!token && !refreshToken) throw new AppError(401, 'Missing session token or refresh cookie');
-    await auth.logout({ token, refreshToken });
-    res.clearCookie(REFRESH_COOKIE, cookieOptions).status(204).end();
-  });
-
-  return router;
 }
+
+const operation = operationsFor<AuthRoutesDeps>('Accounts');
+const BUSY = 'Too many passwords are being hashed right now (`login_busy`, `Retry-After`)';
+
+/** Sign-up, sign-in, the refresh cookie and sign-out: public, before any session exists. */
+export const authOperations = [
+  operation({
+    operationId: 'signUp',
+    method: 'post',
+    path: '/api/auth/signup',
+    summary: 'Create an account',
+    description:
+      '`SIGNUP_MODE=closed` refuses every sign-up; `SIGNUP_MODE=invite` needs the code from `npm run admin -- invite <email>`, for that email, used once.',
+    auth: 'none',
+    body: credentialsSchema,
+    success: { status: 201, description: '`{user_id}`' },
+    response: signupView,
+    errors: {
+      403: 'Sign-up is closed (`signup_closed`), or SIGNUP_MODE=invite and `invite_code` is missing, used, expired or for another email (`invite_required`)',
+      409: 'Email already registered',
+      503: BUSY,
+    },
+    examples: {
+      body: { email: 'me@example.com', password: 'correct horse battery' },
+      response: { user_id: 'usr_3f9c2a' },
+    },
+    handler: async ({ body }, { auth }) => {
+      const user = await auth.signup(body.email, body.password, body.invite_code);
+      return { user_id: user.id };
+    },
+  }),
+  operation({
+    operationId: 'logIn',
+    method: 'post',
+    path: '/api/auth/login',
+    summary: 'Log in: a session token and the refresh cookie',
+    description:
+      'Sets the `svc_refresh` cookie too. A wrong password and an unknown email get the same 401; repeated failures are throttled.',
+    auth: 'none',
+    body: loginSchema,
+    success: { status: 200, description: '`{token, user_id, expires_at}`' },
+    response: sessionView,
+    errors: {
+      401: 'Invalid email or password',
+      429: 'Too many failed sign-ins for this email or from this address (`login_throttled`, `Retry-After`)',
+      503: BUSY,
+    },
+    examples: { body: { email: 'me@example.com', password: 'correct horse battery' } },
+    handler: async ({ body: { email, password }, req, res }, { auth, config, refused }) => {
+      let session: IssuedSession;
+      try {
+        session = await auth.login(email, password, req.ip);
+      } catch (err) {
+        // A decoy password (or any canary string) tried here fires, whichever email came with it,
+        // also while the sign-in is held back.
+        if (err instanceof AppError && (err.status === 401 || err.status === 429)) {
+          await refused(req, 'password', [password]);
+        }
+        throw err;
+      }
+      return sendSession(res, config, session);
+    },
+  }),
+  operation({
+    operationId: 'refreshSession',
+    method: 'post',
+    path: '/api/auth/refresh',
+    summary: 'A new session token from the refresh cookie',
+    description:
+      'Rotates the cookie: the old token and cookie stop working. Presenting a cookie that was already rotated away ends that whole session.',
+    auth: 'refreshCookie',
+    success: { status: 200, description: '`{token, user_id, expires_at}`' },
+    response: sessionView,
+    errors: {
+      401: 'Missing, expired or unknown cookie; a cookie already rotated away ends its whole session (`refresh_reused`)',
+    },
+    handler: async ({ req, res }, { auth, config }) => {
+      const refreshToken = refreshCookie(req.cookies);
+      if (!refreshToken) throw new AppError(401, 'Missing refresh cookie: log in again');
+      try {
+        return sendSession(res, config, await auth.refresh(refreshToken));
+      } catch (err) {
+        res.clearCookie(REFRESH_COOKIE, cookieOptions(config));
+        throw err;
+      }
+    },
+  }),
+  operation({
+    operationId: 'logOut',
+    method: 'post',
+    path: '/api/auth/logout',
+    summary: 'End the session',
+    auth: 'none',
+    success: { status: 204, description: 'Done, no body' },
+    handler: async ({ req, res }, { auth, config }) => {
+      const token = bearerToken(req.get('authorization'));
+      const refreshToken = refreshCookie(req.cookies);
+      if (!token && !refreshToken) {
+        throw new AppError(401, 'Missing session token or refresh cookie');
+      }
+      await auth.logout({ token, refreshToken });
+      res.clearCookie(REFRESH_COOKIE, cookieOptions(config));
+    },
+  }),
+];
 
 function refreshCookie(cookies: unknown): string | undefined {
   const value = (cookies as Record<string, unknown> | undefined)?.[REFRESH_COOKIE];

@@ -1,8 +1,8 @@
-import { Router } from 'express';
 import { z } from 'zod';
 import type { Clock } from '../clock';
 import { callerAccountId } from '../http/caller';
 import { AppError } from '../http/errors';
+import { operationsFor } from '../http/operation';
 import type { User, UsersRepository } from './users.repository';
 
 /** A numeric chat id (negative for groups) or a public channel's @name, as the Bot API accepts. */
@@ -12,30 +12,55 @@ const telegramChatId = z
 
 export const updateSchema = z.object({ telegram_chat_id: telegramChatId.nullable() }).strict();
 
-export const settingsView = z.object({ telegram_chat_id: z.string().nullable() });
+export const settingsView = z
+  .object({ telegram_chat_id: z.string().nullable() })
+  .meta({ id: 'Settings' });
 
 function describe(user: User): z.output<typeof settingsView> {
   return { telegram_chat_id: user.telegramChatId ?? null };
 }
 
-/** `/api/settings` (session, or an API key with settings scopes): the account's own settings. */
-export function settingsRoutes(users: UsersRepository, clock: Clock): Router {
-  const router = Router();
-  const gone = () => new AppError(401, 'The account of this caller no longer exists');
+const gone = () => new AppError(401, 'The account of this caller no longer exists');
 
-  router.get('/', async (_req, res) => {
-    const user = await users.findById(callerAccountId(res));
-    if (!user) throw gone();
-    res.json(describe(user));
-  });
-
-  router.patch('/', async (req, res) => {
-    const body = updateSchema.parse(req.body);
-    const settings = { telegramChatId: body.telegram_chat_id };
-    const user = await users.updateSettings(callerAccountId(res), settings, clock());
-    if (!user) throw gone();
-    res.json(describe(user));
-  });
-
-  return router;
+export interface SettingsDeps {
+  users: UsersRepository;
+  clock: Clock;
 }
+const operation = operationsFor<SettingsDeps>('Accounts');
+
+/** `/api/settings` (session, or an API key with settings scopes): the account's own settings. */
+export const settingsOperations = [
+  operation({
+    operationId: 'getSettings',
+    method: 'get',
+    path: '/api/settings',
+    summary: "The account's settings",
+    description:
+      "`telegram_chat_id`: where the built-in chat channel sends this account's alerts (`null` turns it off).",
+    auth: 'sessionOrApiKey',
+    success: { status: 200, description: '`{telegram_chat_id}`' },
+    response: settingsView,
+    handler: async ({ res }, { users }) => {
+      const user = await users.findById(callerAccountId(res));
+      if (!user) throw gone();
+      return describe(user);
+    },
+  }),
+  operation({
+    operationId: 'updateSettings',
+    method: 'patch',
+    path: '/api/settings',
+    summary: "Change the account's settings",
+    auth: 'sessionOrApiKey',
+    body: updateSchema,
+    success: { status: 200, description: '`{telegram_chat_id}`' },
+    response: settingsView,
+    examples: { body: { telegram_chat_id: '@my_alerts' } },
+    handler: async ({ body, res }, { users, clock }) => {
+      const settings = { telegramChatId: body.telegram_chat_id };
+      const user = await users.updateSettings(callerAccountId(res), settings, clock());
+      if (!user) throw gone();
+      return describe(user);
+    },
+  }),
+];

@@ -1,8 +1,9 @@
-import { Router, type Response } from 'express';
+import type { Response } from 'express';
 import { z } from 'zod';
 import type { Clock } from '../clock';
 import { ownedByCaller } from '../http/caller';
 import { AppError } from '../http/errors';
+import { operationsFor } from '../http/operation';
 import { sessionOf } from '../http/session-auth';
 import { resolveSafeTarget, UnsafeTargetError, type TargetPolicy } from './address-safety';
 import { requestIdOf } from '../http/request-id';
@@ -14,7 +15,7 @@ import { CHANNEL_KINDS, type AlertChannel, type ChannelsRepository } from './cha
 import type { DeliveriesRepository, DeliveryRecord } from './deliveries.repository';
 import { ALERT_EVENTS, ALERT_LEVELS, testAlertPayload } from './payload';
 import { CHANNEL_PROVIDERS } from './providers';
-import { Resends } from './resends';
+import type { Resends } from './resends';
 import { DELIVERY_OUTCOMES } from '../../workflows/shared';
 
 const MIN_SECRET = 16;
@@ -67,21 +68,25 @@ export const updateSchema = createSchema
   .strict();
 
 /** The channel as the API shows it: the secret is write-only. */
-export const channelView = z.object({
-  id: z.string(),
-  kind: z.enum(CHANNEL_KINDS),
-  name: z.string(),
-  url: z.string(),
-  hasSecret: z.boolean(),
-  disabled: z.boolean(),
-  ...routing,
-  lastError: z
-    .object({ message: z.string(), status: z.number().int().nullable(), at: z.iso.datetime() })
-    .nullable(),
-  lastDeliveryAt: z.iso.datetime().nullable(),
-  createdAt: z.iso.datetime(),
-});
-export const channelListView = z.object({ channels: z.array(channelView) });
+export const channelView = z
+  .object({
+    id: z.string(),
+    kind: z.enum(CHANNEL_KINDS),
+    name: z.string(),
+    url: z.string(),
+    hasSecret: z.boolean(),
+    disabled: z.boolean(),
+    ...routing,
+    lastError: z
+      .object({ message: z.string(), status: z.number().int().nullable(), at: z.iso.datetime() })
+      .nullable(),
+    lastDeliveryAt: z.iso.datetime().nullable(),
+    createdAt: z.iso.datetime(),
+  })
+  .meta({ id: 'AlertChannel' });
+export const channelListView = z
+  .object({ channels: z.array(channelView) })
+  .meta({ id: 'AlertChannelList' });
 
 function describe(channel: AlertChannel): z.output<typeof channelView> {
   return {
@@ -103,58 +108,59 @@ function describe(channel: AlertChannel): z.output<typeof channelView> {
   };
 }
 
-interface ChannelRoutesDeps {
-  channels: ChannelsRepository;
-  testSlots: ChannelTestSlots;
-  deliveries: DeliveriesRepository;
-  temporal: Temporal;
-  clock: Clock;
-  targets: Pick<TargetPolicy, 'allowPrivate' | 'lookup'>;
-}
+export const deliveryView = z
+  .object({
+    deliveryId: z.string(),
+    workflowId: z.string(),
+    event: z.string(),
+    threatEventId: z.string().nullable(),
+    /** A resend: the delivery id receivers saw first (and see again); null otherwise. */
+    resendOf: z.string().nullable(),
+    outcome: z.enum(DELIVERY_OUTCOMES).nullable(),
+    status: z.number().int().nullable(),
+    error: z.string().nullable(),
+    attempts: z.array(
+      z.object({
+        attempt: z.number().int(),
+        at: z.iso.datetime(),
+        durationMs: z.number().int(),
+        status: z.number().int().nullable(),
+        error: z.string().nullable(),
+        /** The start of the receiver's answer: its first 1 KB and content type; null when none came. */
+        answer: z.object({ contentType: z.string().nullable(), body: z.string() }).nullable(),
+      }),
+    ),
+    createdAt: z.iso.datetime(),
+    finishedAt: z.iso.datetime().nullable(),
+  })
+  .meta({ id: 'Delivery' });
+export const deliveryListView = z
+  .object({ deliveries: z.array(deliveryView) })
+  .meta({ id: 'DeliveryList' });
 
-export const deliveryView = z.object({
-  deliveryId: z.string(),
-  workflowId: z.string(),
-  event: z.string(),
-  threatEventId: z.string().nullable(),
-  /** A resend: the delivery id receivers saw first (and see again); null otherwise. */
-  resendOf: z.string().nullable(),
-  outcome: z.enum(DELIVERY_OUTCOMES).nullable(),
-  status: z.number().int().nullable(),
-  error: z.string().nullable(),
-  attempts: z.array(
-    z.object({
-      attempt: z.number().int(),
-      at: z.iso.datetime(),
-      durationMs: z.number().int(),
-      status: z.number().int().nullable(),
-      error: z.string().nullable(),
-      /** The start of the receiver's answer: its first 1 KB and content type; null when none came. */
-      answer: z.object({ contentType: z.string().nullable(), body: z.string() }).nullable(),
-    }),
-  ),
-  createdAt: z.iso.datetime(),
-  finishedAt: z.iso.datetime().nullable(),
-});
-export const deliveryListView = z.object({ deliveries: z.array(deliveryView) });
-
-const resentView = z.object({
-  deliveryId: z.string(),
-  workflowId: z.string(),
-  resendOf: z.string(),
-});
+const resentView = z
+  .object({
+    deliveryId: z.string(),
+    workflowId: z.string(),
+    resendOf: z.string(),
+  })
+  .meta({ id: 'ResentDelivery' });
 export const resendView = resentView;
-export const bulkResendView = z.object({ resent: z.array(resentView), more: z.boolean() });
+export const bulkResendView = z
+  .object({ resent: z.array(resentView), more: z.boolean() })
+  .meta({ id: 'ResentDeliveries' });
 
 /** A channel test's outcome, as the alert workflow reports it (absent fields stay absent). */
-export const channelTestView = z.object({
-  channelId: z.string(),
-  kind: z.string(),
-  deliveryId: z.string(),
-  outcome: z.enum(DELIVERY_OUTCOMES),
-  status: z.number().int().nullable().optional(),
-  error: z.string().optional(),
-});
+export const channelTestView = z
+  .object({
+    channelId: z.string(),
+    kind: z.string(),
+    deliveryId: z.string(),
+    outcome: z.enum(DELIVERY_OUTCOMES),
+    status: z.number().int().nullable().optional(),
+    error: z.string().optional(),
+  })
+  .meta({ id: 'ChannelTestOutcome' });
 
 function describeDelivery(record: DeliveryRecord): z.output<typeof deliveryView> {
   return {
@@ -179,126 +185,206 @@ function describeDelivery(record: DeliveryRecord): z.output<typeof deliveryView>
   };
 }
 
-/** `/api/alert-channels` (session): manage the account's chat and webhook channels. */
-export function channelsRoutes({
-  channels,
-  testSlots,
-  deliveries,
-  temporal,
-  clock,
-  targets,
-}: ChannelRoutesDeps): Router {
-  const router = Router();
-  const resends = new Resends(deliveries, temporal);
-
-  const checkUrl = async (url: string) => {
-    try {
-      await resolveSafeTarget(url, { ...targets, requireHttps: true });
-    } catch (err) {
-      if (err instanceof UnsafeTargetError) throw new AppError(422, `url: ${err.message}`);
-      throw err;
-    }
-  };
-  const owned = async (res: Response, channelId: string) =>
-    ownedByCaller(res, await channels.findById(channelId), `alert channel ${channelId}`);
-
-  router.post('/', async (req, res) => {
-    const { secret, ...body } = createSchema.parse(req.body);
-    checkKindFields(body.kind, { secret, standardWebhooks: body.standardWebhooks }, true);
-    await checkUrl(body.url);
-    const channel = await channels.create(
-      { accountId: sessionOf(res).userId, ...body, secret: secret ?? null },
-      clock(),
-    );
-    res.status(201).json(describe(channel));
-  });
-
-  router.get('/', async (_req, res) => {
-    const list = await channels.list(sessionOf(res).userId);
-    res.json({ channels: list.map(describe) } satisfies z.output<typeof channelListView>);
-  });
-
-  router.get('/:channel_id', async (req, res) => {
-    res.json(describe(await owned(res, req.params.channel_id)));
-  });
-
-  router.patch('/:channel_id', async (req, res) => {
-    const changes = updateSchema.parse(req.body);
-    const channel = await owned(res, req.params.channel_id);
-    checkKindFields(channel.kind, changes, false);
-    if (changes.url) await checkUrl(changes.url);
-    const updated = await channels.update(channel.accountId, channel.id, changes, clock());
-    if (!updated) throw new AppError(404, `No alert channel ${channel.id}`);
-    res.json(describe(updated));
-  });
-
-  /** The channel's account; the built-ins (`builtin:email`, `builtin:chat`) are every account's. */
-  const accountOf = async (res: Response, channelId: string) =>
-    isBuiltInChannel(channelId) ? sessionOf(res).userId : (await owned(res, channelId)).accountId;
-
-  router.get('/:channel_id/deliveries', async (req, res) => {
-    const { channel_id: channelId } = req.params;
-    const accountId = await accountOf(res, channelId);
-    const records = await deliveries.listForChannel(accountId, channelId, 50);
-    res.json({
-      deliveries: records.map(describeDelivery),
-    } satisfies z.output<typeof deliveryListView>);
-  });
-
-  /** Sends every failed delivery since `since` again (recovering from a receiver's outage). */
-  router.post('/:channel_id/deliveries/resend-failed', async (req, res) => {
-    const { since } = bulkResendSchema.parse(req.body);
-    const { channel_id: channelId } = req.params;
-    const accountId = await accountOf(res, channelId);
-    const answer = await resends.failedSince(
-      accountId,
-      channelId,
-      new Date(since),
-      requestIdOf(req),
-    );
-    res.status(202).json(answer satisfies z.output<typeof bulkResendView>);
-  });
-
-  /** Sends one recorded delivery again: same payload and delivery id, freshly signed. */
-  router.post('/:channel_id/deliveries/:delivery_id/resend', async (req, res) => {
-    const { channel_id: channelId, delivery_id: deliveryId } = req.params;
-    const accountId = await accountOf(res, channelId);
-    const resent = await resends.one(accountId, channelId, deliveryId, requestIdOf(req));
-    res.status(202).json(resent satisfies z.output<typeof resendView>);
-  });
-
-  /** Sends a synthetic `canary.test_alert` through the real workflow and answers its outcome. */
-  router.post('/:channel_id/test', async (req, res) => {
-    const channel = await owned(res, req.params.channel_id);
-    const release = await testSlots.acquire(channel.accountId, requestIdOf(req));
-    if (!release) {
-      throw new AppError(
-        429,
-        `Too many channel tests of this account are running: none came free within ${CHANNEL_TEST_WAIT_MS / 1000} s and nothing was sent. Retry in a minute.`,
-        { 'Retry-After': '60' },
-      );
-    }
-    let results;
-    try {
-      ({ results } = await runChannelTest(temporal, {
-        accountId: channel.accountId,
-        channelIds: [channel.id],
-        payload: testAlertPayload(clock()),
-        requestId: requestIdOf(req),
-      }));
-    } finally {
-      await release();
-    }
-    const [result] = results;
-    if (!result) throw new AppError(404, `No alert channel ${channel.id}`);
-    res.json(result satisfies z.output<typeof channelTestView>);
-  });
-
-  router.delete('/:channel_id', async (req, res) => {
-    const channel = await owned(res, req.params.channel_id);
-    await channels.remove(channel.accountId, channel.id);
-    res.status(204).end();
-  });
-
-  return router;
+export interface ChannelRoutesDeps {
+  channels: ChannelsRepository;
+  testSlots: ChannelTestSlots;
+  deliveries: DeliveriesRepository;
+  resends: Resends;
+  temporal: Temporal;
+  clock: Clock;
+  targets: Pick<TargetPolicy, 'allowPrivate' | 'lookup'>;
 }
+
+async function checkUrl(targets: ChannelRoutesDeps['targets'], url: string) {
+  try {
+    await resolveSafeTarget(url, { ...targets, requireHttps: true });
+  } catch (err) {
+    if (err instanceof UnsafeTargetError) throw new AppError(422, `url: ${err.message}`);
+    throw err;
+  }
+}
+
+const owned = async (channels: ChannelsRepository, res: Response, channelId: string) =>
+  ownedByCaller(res, await channels.findById(channelId), `alert channel ${channelId}`);
+
+/** The channel's account; the built-ins (`builtin:email`, `builtin:chat`) are every account's. */
+const accountOf = async (channels: ChannelsRepository, res: Response, channelId: string) =>
+  isBuiltInChannel(channelId)
+    ? sessionOf(res).userId
+    : (await owned(channels, res, channelId)).accountId;
+
+const operation = operationsFor<ChannelRoutesDeps>('Alert channels');
+
+/** `/api/alert-channels` (session): manage the account's chat and webhook channels. */
+export const channelOperations = [
+  operation({
+    operationId: 'createAlertChannel',
+    method: 'post',
+    path: '/api/alert-channels',
+    summary: 'Add an alert channel',
+    auth: 'session',
+    body: createSchema,
+    success: { status: 201, description: 'The channel' },
+    response: channelView,
+    examples: {
+      body: {
+        kind: 'webhook',
+        name: 'my receiver',
+        url: 'https://alerts.example.com/hook',
+        secret: 'a-secret-of-at-least-16-chars',
+      },
+    },
+    handler: async ({ body: { secret, ...body }, res }, { channels, clock, targets }) => {
+      checkKindFields(body.kind, { secret, standardWebhooks: body.standardWebhooks }, true);
+      await checkUrl(targets, body.url);
+      const channel = await channels.create(
+        { accountId: sessionOf(res).userId, ...body, secret: secret ?? null },
+        clock(),
+      );
+      return describe(channel);
+    },
+  }),
+  operation({
+    operationId: 'listAlertChannels',
+    method: 'get',
+    path: '/api/alert-channels',
+    summary: 'Alert channels',
+    auth: 'session',
+    success: { status: 200, description: '`{channels}`' },
+    response: channelListView,
+    handler: async ({ res }, { channels }) => ({
+      channels: (await channels.list(sessionOf(res).userId)).map(describe),
+    }),
+  }),
+  operation({
+    operationId: 'getAlertChannel',
+    method: 'get',
+    path: '/api/alert-channels/{channel_id}',
+    summary: 'One channel',
+    auth: 'session',
+    success: { status: 200, description: 'The channel' },
+    response: channelView,
+    handler: async ({ params, res }, { channels }) =>
+      describe(await owned(channels, res, params.channel_id!)),
+  }),
+  operation({
+    operationId: 'updateAlertChannel',
+    method: 'patch',
+    path: '/api/alert-channels/{channel_id}',
+    summary: 'Change, enable or disable a channel',
+    auth: 'session',
+    body: updateSchema,
+    success: { status: 200, description: 'The channel' },
+    response: channelView,
+    examples: { body: { disabled: true } },
+    handler: async ({ body: changes, params, res }, { channels, clock, targets }) => {
+      const channel = await owned(channels, res, params.channel_id!);
+      checkKindFields(channel.kind, changes, false);
+      if (changes.url) await checkUrl(targets, changes.url);
+      const updated = await channels.update(channel.accountId, channel.id, changes, clock());
+      if (!updated) throw new AppError(404, `No alert channel ${channel.id}`);
+      return describe(updated);
+    },
+  }),
+  operation({
+    operationId: 'deleteAlertChannel',
+    method: 'delete',
+    path: '/api/alert-channels/{channel_id}',
+    summary: 'Delete a channel',
+    auth: 'session',
+    success: { status: 204, description: 'Done, no body' },
+    handler: async ({ params, res }, { channels }) => {
+      const channel = await owned(channels, res, params.channel_id!);
+      await channels.remove(channel.accountId, channel.id);
+    },
+  }),
+  operation({
+    operationId: 'listDeliveries',
+    method: 'get',
+    path: '/api/alert-channels/{channel_id}/deliveries',
+    summary: "A channel's latest deliveries",
+    description: "The channel's latest 50 deliveries, with every attempt.",
+    auth: 'session',
+    success: { status: 200, description: '`{deliveries}`' },
+    response: deliveryListView,
+    handler: async ({ params, res }, { channels, deliveries }) => {
+      const channelId = params.channel_id!;
+      const accountId = await accountOf(channels, res, channelId);
+      const records = await deliveries.listForChannel(accountId, channelId, 50);
+      return { deliveries: records.map(describeDelivery) };
+    },
+  }),
+  /** Sends one recorded delivery again: same payload and delivery id, freshly signed. */
+  operation({
+    operationId: 'resendDelivery',
+    method: 'post',
+    path: '/api/alert-channels/{channel_id}/deliveries/{delivery_id}/resend',
+    summary: 'Send a recorded delivery again (same payload and delivery id, freshly signed)',
+    description:
+      'Through a new workflow: the same payload to this channel, signed at send time, with the first delivery id in `X-Service-Delivery`.',
+    auth: 'session',
+    success: { status: 202, description: 'The new delivery `{deliveryId, workflowId, resendOf}`' },
+    response: resendView,
+    errors: { 409: 'Still being attempted, or recorded without its payload' },
+    handler: async ({ params, req, res }, { channels, resends }) => {
+      const channelId = params.channel_id!;
+      const accountId = await accountOf(channels, res, channelId);
+      return resends.one(accountId, channelId, params.delivery_id!, requestIdOf(req));
+    },
+  }),
+  /** Sends every failed delivery since `since` again (recovering from a receiver's outage). */
+  operation({
+    operationId: 'resendFailedDeliveries',
+    method: 'post',
+    path: '/api/alert-channels/{channel_id}/deliveries/resend-failed',
+    summary: 'Send every failed delivery since an instant again (at most 100 a call)',
+    description:
+      'Every alert whose delivery to this channel failed since then, once each, oldest first; `more` says to call again. Alerts delivered since (by a resend) are left alone.',
+    auth: 'session',
+    body: bulkResendSchema,
+    success: { status: 202, description: '`{resent, more}`' },
+    response: bulkResendView,
+    examples: { body: { since: '2026-01-01T00:00:00.000Z' } },
+    handler: async ({ body, params, req, res }, { channels, resends }) => {
+      const channelId = params.channel_id!;
+      const accountId = await accountOf(channels, res, channelId);
+      return resends.failedSince(accountId, channelId, new Date(body.since), requestIdOf(req));
+    },
+  }),
+  /** Sends a synthetic `canary.test_alert` through the real workflow and answers its outcome. */
+  operation({
+    operationId: 'testAlertChannel',
+    method: 'post',
+    path: '/api/alert-channels/{channel_id}/test',
+    summary: 'Send a test alert through the real workflow',
+    auth: 'session',
+    success: { status: 200, description: 'The outcome' },
+    response: channelTestView,
+    errors: { 429: 'Too many channel tests of this account running' },
+    handler: async ({ params, req, res }, { channels, testSlots, temporal, clock }) => {
+      const channel = await owned(channels, res, params.channel_id!);
+      const release = await testSlots.acquire(channel.accountId, requestIdOf(req));
+      if (!release) {
+        throw new AppError(
+          429,
+          `Too many channel tests of this account are running: none came free within ${CHANNEL_TEST_WAIT_MS / 1000} s and nothing was sent. Retry in a minute.`,
+          { 'Retry-After': '60' },
+        );
+      }
+      let results;
+      try {
+        ({ results } = await runChannelTest(temporal, {
+          accountId: channel.accountId,
+          channelIds: [channel.id],
+          payload: testAlertPayload(clock()),
+          requestId: requestIdOf(req),
+        }));
+      } finally {
+        await release();
+      }
+      const [result] = results;
+      if (!result) throw new AppError(404, `No alert channel ${channel.id}`);
+      return result;
+    },
+  }),
+];

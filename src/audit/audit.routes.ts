@@ -1,7 +1,8 @@
-import { Router } from 'express';
 import { z } from 'zod';
 import type { EvidenceRecord } from '../evidence/evidence.repository';
-import type { EvidenceService } from '../evidence/evidence.service';
+import { chainReportView, type EvidenceService } from '../evidence/evidence.service';
+import { operationsFor } from '../http/operation';
+import { continueBelow, DEPRECATED_SEQ_QUERY, seqCursor, seqPageQuery } from '../http/pagination';
 import { sessionOf } from '../http/session-auth';
 import {
   deliveryOutcomeData,
@@ -9,12 +10,6 @@ import {
   keyAuditData,
   type AuditTrail,
 } from './audit-trail';
-import { parseQuery } from '../http/validate';
-
-export const pageSchema = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  before: z.coerce.number().int().min(1).optional(),
-});
 
 const entryBase = {
   log_id: z.string(),
@@ -26,10 +21,14 @@ export const auditEntryView = z.discriminatedUnion('action', [
   keyAuditData.extend({ ...entryBase, action: z.enum(KEY_AUDIT_ACTIONS) }),
   deliveryOutcomeData.extend({ ...entryBase, action: z.literal('delivery.outcome') }),
 ]);
-export const auditTrailView = z.object({
-  entries: z.array(auditEntryView),
-  next: z.number().int().nullable(),
-});
+export const auditTrailView = z
+  .object({
+    entries: z.array(auditEntryView),
+    next_cursor: z.string().nullable(),
+    /** Deprecated: the `seq` for `before`; use `next_cursor`. */
+    next: z.number().int().nullable().meta({ deprecated: true }),
+  })
+  .meta({ id: 'AuditTrailPage' });
 
 /**
  * Records come back untyped from the log; their data was checked against `keyAuditData` and
@@ -45,24 +44,49 @@ function describeEntry(record: EvidenceRecord): z.output<typeof auditEntryView> 
   } as z.output<typeof auditEntryView>;
 }
 
-/** Console routes under /api/audit, behind requireSession. */
-export function auditRoutes(trail: AuditTrail, evidence: EvidenceService): Router {
-  const router = Router();
-
-  /** The account's audit trail, newest first; `before` is the `seq` to continue below. */
-  router.get('/trail', async (req, res) => {
-    const { limit, before } = parseQuery(pageSchema, req.query);
-    const { records, nextBefore } = await trail.page(sessionOf(res).userId, limit, before);
-    res.json({
-      entries: records.map(describeEntry),
-      next: nextBefore,
-    } satisfies z.output<typeof auditTrailView>);
-  });
-
-  /** The whole-log check of the account's evidence chain. */
-  router.get('/chain', async (_req, res) => {
-    res.json(await evidence.checkChain(sessionOf(res).userId));
-  });
-
-  return router;
+export interface AuditRoutesDeps {
+  trail: AuditTrail;
+  evidence: EvidenceService;
 }
+const operation = operationsFor<AuditRoutesDeps>('Evidence');
+
+/** Console routes under /api/audit (session). */
+export const auditOperations = [
+  /** The account's audit trail, newest first. */
+  operation({
+    operationId: 'listAuditTrail',
+    method: 'get',
+    path: '/api/audit/trail',
+    summary: 'Audit trail, newest first',
+    description:
+      'Key created, used (method, path, status, request id), revoked, and delivery outcomes; each entry is a sealed evidence record.',
+    auth: 'session',
+    query: seqPageQuery,
+    deprecatedQuery: DEPRECATED_SEQ_QUERY,
+    success: { status: 200, description: '`{entries, next_cursor}`' },
+    response: auditTrailView,
+    handler: async ({ query, res }, { trail }) => {
+      const { records, nextBefore } = await trail.page(
+        sessionOf(res).userId,
+        query.limit,
+        continueBelow(query),
+      );
+      return {
+        entries: records.map(describeEntry),
+        next_cursor: seqCursor(nextBefore),
+        next: nextBefore,
+      };
+    },
+  }),
+  /** The whole-log check of the account's evidence chain. */
+  operation({
+    operationId: 'checkChainFromConsole',
+    method: 'get',
+    path: '/api/audit/chain',
+    summary: 'Whole-log chain check (console)',
+    auth: 'session',
+    success: { status: 200, description: 'The check' },
+    response: chainReportView,
+    handler: async ({ res }, { evidence }) => evidence.checkChain(sessionOf(res).userId),
+  }),
+];

@@ -1,8 +1,8 @@
-import { Router, type RequestHandler, type Response } from 'express';
+import type { RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import type { Clock } from '../clock';
 import { callerAccountId, ownedByCaller } from '../http/caller';
-import { validateBody } from '../http/validate';
+import { operationsFor } from '../http/operation';
 import type { CanariesRepository, Canary } from './canaries.repository';
 import { CANARY_KINDS, makeDecoy, type CanaryKind, type DecoySettings } from './decoys';
 
@@ -32,23 +32,27 @@ const HOW_TO_USE: Record<CanaryKind, string> = {
 };
 
 /** `secret` only for kinds that come as a pair (the cloud key's secret half). */
-export const canaryView = z.object({
-  canary_id: z.string(),
-  kind: z.enum(CANARY_KINDS),
-  memo: z.string(),
-  platform: z.string().nullable(),
-  value: z.string(),
-  secret: z.string().optional(),
-  /** Files to plant as they are (the cloud key's AWS profile). */
-  files: z.array(z.object({ path: z.string(), content: z.string() })).optional(),
-  how_to_use: z.string(),
-  created_at: z.iso.datetime(),
-  age_days: z.number().int(),
-  retired_at: z.iso.datetime().nullable(),
-  hit_count: z.number().int(),
-  last_hit_at: z.iso.datetime().nullable(),
-});
-export const canaryListView = z.object({ canaries: z.array(canaryView) });
+export const canaryView = z
+  .object({
+    canary_id: z.string(),
+    kind: z.enum(CANARY_KINDS),
+    memo: z.string(),
+    platform: z.string().nullable(),
+    value: z.string(),
+    secret: z.string().optional(),
+    /** Files to plant as they are (the cloud key's AWS profile). */
+    files: z.array(z.object({ path: z.string(), content: z.string() })).optional(),
+    how_to_use: z.string(),
+    created_at: z.iso.datetime(),
+    age_days: z.number().int(),
+    retired_at: z.iso.datetime().nullable(),
+    hit_count: z.number().int(),
+    last_hit_at: z.iso.datetime().nullable(),
+  })
+  .meta({ id: 'Canary' });
+export const canaryListView = z
+  .object({ canaries: z.array(canaryView) })
+  .meta({ id: 'CanaryList' });
 
 export function describeCanary(canary: Canary, now: Date): z.output<typeof canaryView> {
   return {
@@ -68,7 +72,7 @@ export function describeCanary(canary: Canary, now: Date): z.output<typeof canar
   };
 }
 
-interface CanaryRoutesDeps {
+export interface CanaryRoutesDeps {
   canaries: CanariesRepository;
   decoys: DecoySettings;
   clock: Clock;
@@ -76,48 +80,83 @@ interface CanaryRoutesDeps {
   meterPlant: RequestHandler;
 }
 
+const owned = async (canaries: CanariesRepository, res: Response, canaryId: string) =>
+  ownedByCaller(res, await canaries.findById(canaryId), `canary ${canaryId}`);
+
+const listQuery = z.object({ include_retired: z.enum(['true', 'false']).optional() });
+
+const operation = operationsFor<CanaryRoutesDeps>('Canaries');
+
 /** `/api/canaries` (session, or an API key with `canaries:read`): plant, list, get, retire. */
-export function canariesRoutes({ canaries, decoys, clock, meterPlant }: CanaryRoutesDeps): Router {
-  const router = Router();
-
-  const owned = async (res: Response, canaryId: string) =>
-    ownedByCaller(res, await canaries.findById(canaryId), `canary ${canaryId}`);
-
-  router.post('/', validateBody(plantSchema), meterPlant, async (req, res) => {
-    const body = req.body as z.infer<typeof plantSchema>;
-    const now = clock();
-    const canary = await canaries.plant(
-      {
-        accountId: callerAccountId(res),
-        kind: body.kind,
-        memo: body.memo,
-        platform: body.platform ?? null,
-      },
-      makeDecoy(body.kind, decoys),
-      now,
-    );
-    res.status(201).json(describeCanary(canary, now));
-  });
-
-  router.get('/', async (req, res) => {
-    const includeRetired = req.query.include_retired === 'true';
-    const list = await canaries.list(callerAccountId(res), includeRetired);
-    const now = clock();
-    res.json({
-      canaries: list.map((c) => describeCanary(c, now)),
-    } satisfies z.output<typeof canaryListView>);
-  });
-
-  router.get('/:canary_id', async (req, res) => {
-    res.json(describeCanary(await owned(res, req.params.canary_id), clock()));
-  });
-
+export const canaryOperations = [
+  operation({
+    operationId: 'plantCanary',
+    method: 'post',
+    path: '/api/canaries',
+    summary: 'Plant a canary (metered)',
+    auth: 'sessionOrApiKey',
+    body: plantSchema,
+    before: ({ meterPlant }) => [meterPlant],
+    success: { status: 201, description: 'The canary, with its decoy value' },
+    response: canaryView,
+    errors: { 402: 'Plan limit reached', 429: 'Burst limit reached' },
+    examples: { body: { kind: 'url', memo: 'wiki page' } },
+    handler: async ({ body, res }, { canaries, decoys, clock }) => {
+      const now = clock();
+      const canary = await canaries.plant(
+        {
+          accountId: callerAccountId(res),
+          kind: body.kind,
+          memo: body.memo,
+          platform: body.platform ?? null,
+        },
+        makeDecoy(body.kind, decoys),
+        now,
+      );
+      return describeCanary(canary, now);
+    },
+  }),
+  operation({
+    operationId: 'listCanaries',
+    method: 'get',
+    path: '/api/canaries',
+    summary: "The account's canaries",
+    description: 'Newest first; `include_retired=true` adds retired ones.',
+    auth: 'sessionOrApiKey',
+    query: listQuery,
+    success: { status: 200, description: '`{canaries}`' },
+    response: canaryListView,
+    handler: async ({ query, res }, { canaries, clock }) => {
+      const list = await canaries.list(callerAccountId(res), query.include_retired === 'true');
+      const now = clock();
+      return { canaries: list.map((c) => describeCanary(c, now)) };
+    },
+  }),
+  operation({
+    operationId: 'getCanary',
+    method: 'get',
+    path: '/api/canaries/{canary_id}',
+    summary: 'One canary',
+    auth: 'sessionOrApiKey',
+    success: { status: 200, description: 'The canary' },
+    response: canaryView,
+    handler: async ({ params, res }, { canaries, clock }) =>
+      describeCanary(await owned(canaries, res, params.canary_id!), clock()),
+  }),
   /** Retires: the canary stops firing at once; its record and its threat events stay. */
-  router.delete('/:canary_id', async (req, res) => {
-    const canary = await owned(res, req.params.canary_id);
-    const now = clock();
-    res.json(describeCanary(await canaries.retire(canary, now), now));
-  });
-
-  return router;
-}
+  operation({
+    operationId: 'retireCanary',
+    method: 'delete',
+    path: '/api/canaries/{canary_id}',
+    summary: 'Retire a canary',
+    description: 'The canary stops firing at once; its record and its threat events stay.',
+    auth: 'sessionOrApiKey',
+    success: { status: 200, description: 'The retired canary' },
+    response: canaryView,
+    handler: async ({ params, res }, { canaries, clock }) => {
+      const canary = await owned(canaries, res, params.canary_id!);
+      const now = clock();
+      return describeCanary(await canaries.retire(canary, now), now);
+    },
+  }),
+];

@@ -1,8 +1,9 @@
-import { Router, type RequestHandler } from 'express';
 import { z } from 'zod';
 import { ALERT_LEVELS, attackerSchema, mailServerSchema } from '../alerts/payload';
 import { evidenceRefView } from '../evidence/evidence.service';
 import { callerAccountId } from '../http/caller';
+import { operationsFor } from '../http/operation';
+import { cursorSchema, encodeCursor, limitSchema } from '../http/pagination';
 import { CANARY_KINDS } from './decoys';
 import {
   HIT_VIAS,
@@ -12,33 +13,28 @@ import {
   type ThreatHit,
   type ThreatsRepository,
 } from './threats.repository';
-import { parseQuery } from '../http/validate';
 
-/** A cursor names the last item of a page: its time and id, opaque to clients. */
-const cursor = z.string().transform((value, ctx) => {
-  try {
-    const [at, id] = JSON.parse(Buffer.from(value, 'base64url').toString()) as [string, string];
-    const date = new Date(at);
-    if (typeof id === 'string' && !Number.isNaN(date.getTime())) return { at: date, id };
-  } catch {
-    // reported below
-  }
-  ctx.addIssue({ code: 'custom', message: 'not a cursor from a previous page' });
-  return z.NEVER;
-});
+/** A cursor names the last item of a page: its time and id. */
+const cursor = cursorSchema(z.tuple([z.iso.datetime(), z.string()])).transform(([at, id]) => ({
+  at: new Date(at),
+  id,
+}));
 
 export const pageSchema = z
   .object({
-    limit: z.coerce.number().int().min(1).max(200).default(50),
+    limit: limitSchema,
     canary_id: z.string().min(1).optional(),
     since: z.iso.datetime().optional(),
     until: z.iso.datetime().optional(),
     cursor: cursor.optional(),
   })
-  .strict();
+  .strict()
+  .refine((q) => !q.since || !q.until || Date.parse(q.since) <= Date.parse(q.until), {
+    path: ['until'],
+    message: 'not before since',
+  });
 
-function pageOf(query: unknown): Page {
-  const q = parseQuery(pageSchema, query);
+function pageOf(q: z.output<typeof pageSchema>): Page {
   return {
     limit: q.limit,
     canaryId: q.canary_id,
@@ -51,7 +47,7 @@ function pageOf(query: unknown): Page {
 function nextCursor<T extends { id: string }>(items: T[], limit: number, at: (item: T) => Date) {
   const last = items.at(-1);
   if (items.length < limit || !last) return null;
-  return Buffer.from(JSON.stringify([at(last).toISOString(), last.id])).toString('base64url');
+  return encodeCursor([at(last).toISOString(), last.id]);
 }
 
 /** Where a hit came from; `mail_server` only for a decoy email (then `ip` is empty). */
@@ -65,49 +61,51 @@ const hitSourceView = z.object({
 });
 
 /** One alert's worth of hits; also an agent's alert (`canary_kind: agent`). */
-export const threatEventView = z.object({
-  threat_event_id: z.string(),
-  canary_id: z.string(),
-  canary_kind: z.enum([...CANARY_KINDS, 'agent']),
-  platform: z.string(),
-  source: hitSourceView,
-  first_hit_at: z.iso.datetime(),
-  last_hit_at: z.iso.datetime(),
-  hit_count: z.number().int(),
-  /** Enrichment and risk, once the alert has been prepared. */
-  alert: z
-    .object({
-      alert_level: z.enum(ALERT_LEVELS),
-      risk_score: z.number().int(),
-      risk_level: z.string(),
-      interpretation: z.string(),
-      /** The owner's memo from planting, so the card says which decoy leaked. */
-      memo: z.string(),
-      attacker: attackerSchema,
-      mail_server: mailServerSchema.nullable(),
-      resolver: mailServerSchema.nullable(),
-      sent_at: z.iso.datetime(),
-    })
-    .nullable(),
-});
-export const threatEventListView = z.object({
-  threat_events: z.array(threatEventView),
-  next_cursor: z.string().nullable(),
-});
+export const threatEventView = z
+  .object({
+    threat_event_id: z.string(),
+    canary_id: z.string(),
+    canary_kind: z.enum([...CANARY_KINDS, 'agent']),
+    platform: z.string(),
+    source: hitSourceView,
+    first_hit_at: z.iso.datetime(),
+    last_hit_at: z.iso.datetime(),
+    hit_count: z.number().int(),
+    /** Enrichment and risk, once the alert has been prepared. */
+    alert: z
+      .object({
+        alert_level: z.enum(ALERT_LEVELS),
+        risk_score: z.number().int(),
+        risk_level: z.string(),
+        interpretation: z.string(),
+        /** The owner's memo from planting, so the card says which decoy leaked. */
+        memo: z.string(),
+        attacker: attackerSchema,
+        mail_server: mailServerSchema.nullable(),
+        resolver: mailServerSchema.nullable(),
+        sent_at: z.iso.datetime(),
+      })
+      .nullable(),
+  })
+  .meta({ id: 'ThreatEvent' });
+export const threatEventListView = z
+  .object({ threat_events: z.array(threatEventView), next_cursor: z.string().nullable() })
+  .meta({ id: 'ThreatEventPage' });
 
-export const threatHitView = z.object({
-  hit_id: z.string(),
-  threat_event_id: z.string(),
-  canary_id: z.string(),
-  at: z.iso.datetime(),
-  source: hitSourceView,
-  request_id: z.string().nullable(),
-  evidence: evidenceRefView.extend({ seq: z.number().int() }),
-});
-export const threatLogView = z.object({
-  hits: z.array(threatHitView),
-  next_cursor: z.string().nullable(),
-});
+export const threatHitView = z
+  .object({
+    hit_id: z.string(),
+    threat_event_id: z.string(),
+    canary_id: z.string(),
+    at: z.iso.datetime(),
+    source: hitSourceView,
+    request_id: z.string().nullable(),
+    evidence: evidenceRefView.extend({ seq: z.number().int() }),
+  })
+  .meta({ id: 'ThreatHit' });
+export const threatLogView = z
+  .object({ hits: z.array(threatHitView), next_cursor: z.string().nullable() })
+  .meta({ id: 'ThreatHitPage' });
 
 function describeSource(source: HitSource): z.output<typeof hitSourceView> {
   return {
@@ -163,30 +161,49 @@ function describeHit(hit: ThreatHit): z.output<typeof threatHitView> {
   };
 }
 
+const operation = operationsFor<ThreatsRepository>('Threats');
+
 /**
  * `/api/threat-events`: one entry per alert (a storm of hits counts as one); `/api/threat-log`:
  * every hit, each a sealed evidence record. Newest first, `?limit&canary_id&since&until&cursor`.
  */
-export function threatRoutes(threats: ThreatsRepository, authenticate: RequestHandler): Router {
-  const router = Router();
-
-  router.get('/threat-events', authenticate, async (req, res) => {
-    const page = pageOf(req.query);
-    const events = await threats.listEvents(callerAccountId(res), page);
-    res.json({
-      threat_events: events.map(describeEvent),
-      next_cursor: nextCursor(events, page.limit, (e) => e.firstHitAt),
-    } satisfies z.output<typeof threatEventListView>);
-  });
-
-  router.get('/threat-log', authenticate, async (req, res) => {
-    const page = pageOf(req.query);
-    const hits = await threats.listHits(callerAccountId(res), page);
-    res.json({
-      hits: hits.map(describeHit),
-      next_cursor: nextCursor(hits, page.limit, (h) => h.at),
-    } satisfies z.output<typeof threatLogView>);
-  });
-
-  return router;
-}
+export const threatOperations = [
+  operation({
+    operationId: 'listThreatEvents',
+    method: 'get',
+    path: '/api/threat-events',
+    summary: 'Threat events (one per alert)',
+    description: 'One entry per alert (a storm of hits counts as one), newest first.',
+    auth: 'sessionOrApiKey',
+    query: pageSchema,
+    success: { status: 200, description: '`{threat_events, next_cursor}`' },
+    response: threatEventListView,
+    handler: async ({ query, res }, threats) => {
+      const page = pageOf(query);
+      const events = await threats.listEvents(callerAccountId(res), page);
+      return {
+        threat_events: events.map(describeEvent),
+        next_cursor: nextCursor(events, page.limit, (e) => e.firstHitAt),
+      };
+    },
+  }),
+  operation({
+    operationId: 'listThreatHits',
+    method: 'get',
+    path: '/api/threat-log',
+    summary: 'Every hit, each sealed',
+    description: 'Every hit, each a sealed evidence record, newest first.',
+    auth: 'sessionOrApiKey',
+    query: pageSchema,
+    success: { status: 200, description: '`{hits, next_cursor}`' },
+    response: threatLogView,
+    handler: async ({ query, res }, threats) => {
+      const page = pageOf(query);
+      const hits = await threats.listHits(callerAccountId(res), page);
+      return {
+        hits: hits.map(describeHit),
+        next_cursor: nextCursor(hits, page.limit, (h) => h.at),
+      };
+    },
+  }),
+];

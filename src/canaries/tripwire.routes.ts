@@ -1,12 +1,13 @@
 import express, { Router, type Express, type Request, type RequestHandler } from 'express';
 import type { RefusedCredential } from '../http/api-key-auth';
 import { authorization } from '../http/authorization';
+import { bind, mountOperations, operationsFor, type Auth } from '../http/operation';
 import { requestIdOf } from '../http/request-id';
 import type { Logger } from '../logger';
 import { urlToken } from './decoys';
 import { answerAwsCall } from './listeners/aws';
 import type { HttpAnswer, HttpCaller } from './listeners/http-answer';
-import { answerKubernetesCall } from './listeners/kubernetes';
+import { answerKubernetesCall, kubernetesStatusView } from './listeners/kubernetes';
 import type { Tripwires } from './tripwires';
 
 /** What every `/r/<token>` answers, tripwire or not: an ordinary page that gives nothing away. */
@@ -28,8 +29,19 @@ export function presenterOf(req: Request) {
   return { client: { ip, userAgent }, requestId };
 }
 
+/** The tripwire listener takes no credentials of this service: every operation is public. */
+const NO_AUTHENTICATION: Record<Auth, RequestHandler[]> = {
+  none: [],
+  session: [],
+  apiKey: [],
+  sessionOrApiKey: [],
+  refreshCookie: [],
+};
+
 const send = (res: express.Response, answer: HttpAnswer) =>
   void res.status(answer.status).set(answer.headers).send(answer.body);
+
+const operation = operationsFor<Tripwires>('Tripwires');
 
 /**
  * The tripwire traffic, mounted ahead of any credential check so that whatever headers come with
@@ -37,33 +49,79 @@ const send = (res: express.Response, answer: HttpAnswer) =>
  * `/aws` (the decoy AWS endpoint of planted profiles) and `/k8s` (the decoy Kubernetes API of
  * planted kubeconfigs). Each answers only after the hit, if any, is handed to the tripwires.
  */
-export function tripwireRoutes(tripwires: Tripwires): Router {
+export const tripwireOperations = [
+  operation({
+    operationId: 'followUrlTripwire',
+    method: 'get',
+    path: '/r/{token}',
+    summary: 'URL tripwire: an ordinary page for any token, whatever headers come with it',
+    description:
+      'Every token, planted or not, gets the same ordinary page (also on `TRIPWIRE_PORT`).',
+    auth: 'none',
+    beforeKeyLayer: true,
+    success: { status: 200, description: 'An ordinary page', contentType: 'text/html' },
+    handler: async ({ params, req, res }, tripwires) => {
+      await tripwires.recordHit({
+        secrets: [urlToken(params.token!)],
+        via: 'url',
+        ...presenterOf(req),
+      });
+      res.set('Cache-Control', 'no-store').type('html').send(ORDINARY_PAGE);
+    },
+  }),
+  operation({
+    operationId: 'callDecoyAws',
+    method: 'post',
+    path: '/aws/',
+    expressPath: ['/aws', '/aws/{*rest}'],
+    anyMethod: true,
+    summary:
+      'Decoy AWS endpoint (the endpoint_url of planted AWS profiles; any method and path below /aws): a call signed with a decoy key id fires',
+    auth: 'none',
+    beforeKeyLayer: true,
+    success: {
+      status: 403,
+      description:
+        'InvalidClientTokenId (S3: InvalidAccessKeyId), as AWS answers an unknown key, in the protocol the client speaks (query XML or JSON), canary or not',
+      contentType: 'text/xml',
+    },
+    handler: async ({ req, res }, tripwires) => {
+      const credential = req.query['X-Amz-Credential'];
+      const answer = await answerAwsCall(tripwires, {
+        ...callerOf(req),
+        authorization: req.get('authorization') ?? '',
+        queryCredential: typeof credential === 'string' ? credential : '',
+        contentType: req.get('content-type') ?? '',
+      });
+      send(res, answer);
+    },
+  }),
+  operation({
+    operationId: 'callDecoyKubernetes',
+    method: 'get',
+    path: '/k8s/{path}',
+    expressPath: ['/k8s', '/k8s/{*rest}'],
+    anyMethod: true,
+    summary:
+      'Decoy Kubernetes API (the server of planted kubeconfigs; any method and path below /k8s): a request presenting a decoy token fires',
+    auth: 'none',
+    beforeKeyLayer: true,
+    success: { status: 401, description: 'The API server’s Unauthorized Status, canary or not' },
+    response: kubernetesStatusView,
+    handler: async ({ req, res }, tripwires) => {
+      const answer = await answerKubernetesCall(tripwires, {
+        ...callerOf(req),
+        authorization: req.get('authorization') ?? '',
+      });
+      send(res, answer);
+    },
+  }),
+];
+
+/** The tripwire operations alone, as a router (the public listener and the API both serve them). */
+export function tripwireRouter(tripwires: Tripwires): Router {
   const router = Router();
-  router.get('/r/:token', async (req, res) => {
-    await tripwires.recordHit({
-      secrets: [urlToken(req.params.token)],
-      via: 'url',
-      ...presenterOf(req),
-    });
-    res.set('Cache-Control', 'no-store').type('html').send(ORDINARY_PAGE);
-  });
-  router.all(['/aws', '/aws/{*rest}'], async (req, res) => {
-    const credential = req.query['X-Amz-Credential'];
-    const answer = await answerAwsCall(tripwires, {
-      ...callerOf(req),
-      authorization: req.get('authorization') ?? '',
-      queryCredential: typeof credential === 'string' ? credential : '',
-      contentType: req.get('content-type') ?? '',
-    });
-    send(res, answer);
-  });
-  router.all(['/k8s', '/k8s/{*rest}'], async (req, res) => {
-    const answer = await answerKubernetesCall(tripwires, {
-      ...callerOf(req),
-      authorization: req.get('authorization') ?? '',
-    });
-    send(res, answer);
-  });
+  mountOperations(router, bind(tripwireOperations, tripwires), NO_AUTHENTICATION);
   return router;
 }
 
@@ -79,7 +137,7 @@ export function createTripwireApp(
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', trustProxy);
-  app.use(tripwireRoutes(tripwires));
+  app.use(tripwireRouter(tripwires));
   app.use((_req, res) => void res.status(404).type('text').send('Not Found'));
   app.use(((err, _req, res, _next) => {
     log.error({ err }, 'tripwire listener: request failed');

@@ -1,64 +1,90 @@
-import { Router } from 'express';
 import { z } from 'zod';
 import type { UsersRepository } from '../accounts/users.repository';
-import { pageSchema } from '../audit/audit.routes';
 import type { Clock } from '../clock';
+import { operationsFor } from '../http/operation';
+import { continueBelow, DEPRECATED_SEQ_QUERY, seqCursor, seqPageQuery } from '../http/pagination';
 import { sessionOf } from '../http/session-auth';
-import { sendExport } from './evidence-export';
+import { evidenceExportView, sendExport } from './evidence-export';
 import { exportedRecord, exportedRecordView } from './evidence-record.view';
 import { exportQuery } from './evidence.routes';
 import type { EvidenceLog } from './evidence-log';
 import type { EvidenceRepository } from './evidence.repository';
-import type { EvidenceService } from './evidence.service';
-import { parseQuery } from '../http/validate';
+import { recordVerificationView, type EvidenceService } from './evidence.service';
 
-export const evidencePageView = z.object({
-  records: z.array(exportedRecordView),
-  next_before: z.number().int().nullable(),
-});
+export const evidencePageView = z
+  .object({
+    records: z.array(exportedRecordView),
+    next_cursor: z.string().nullable(),
+    /** Deprecated: the `seq` for `before`; use `next_cursor`. */
+    next_before: z.number().int().nullable().meta({ deprecated: true }),
+  })
+  .meta({ id: 'EvidenceRecordPage' });
 
-interface ConsoleEvidenceDeps {
+export interface ConsoleEvidenceDeps {
   evidence: EvidenceRepository;
   service: EvidenceService;
   users: UsersRepository;
   log: EvidenceLog;
   clock: Clock;
 }
+const operation = operationsFor<ConsoleEvidenceDeps>('Evidence');
 
 /**
- * The evidence log for the console, under /api/audit behind requireSession: the `/audit` area's
- * verify and export (which take an API key there), and every record page by page.
+ * The evidence log for the console, under /api/audit (session): the `/audit` area's verify and
+ * export (which take an API key there), and every record page by page.
  */
-export function consoleEvidenceRoutes({
-  evidence,
-  service,
-  users,
-  log,
-  clock,
-}: ConsoleEvidenceDeps): Router {
-  const router = Router();
-
-  /** Newest first; `before` is the `seq` to continue below. */
-  router.get('/records', async (req, res) => {
-    const { limit, before } = parseQuery(pageSchema, req.query);
-    const { records, nextBefore } = await evidence.pageNewestFirst(sessionOf(res).userId, {
-      limit,
-      beforeSeq: before,
-    });
-    res.json({
-      records: records.map(exportedRecord),
-      next_before: nextBefore,
-    } satisfies z.output<typeof evidencePageView>);
-  });
-
-  router.get('/export', async (req, res) => {
-    const { format } = parseQuery(exportQuery, req.query);
-    await sendExport(req, res, { evidence, users, log, now: clock }, sessionOf(res).userId, format);
-  });
-
-  router.post('/records/:log_id/verify', async (req, res) => {
-    res.json(await service.verify(sessionOf(res).userId, req.params.log_id));
-  });
-
-  return router;
-}
+export const consoleEvidenceOperations = [
+  operation({
+    operationId: 'listEvidenceRecords',
+    method: 'get',
+    path: '/api/audit/records',
+    summary: 'The sealed log, newest first (console)',
+    auth: 'session',
+    query: seqPageQuery,
+    deprecatedQuery: DEPRECATED_SEQ_QUERY,
+    success: { status: 200, description: '`{records, next_cursor}`' },
+    response: evidencePageView,
+    handler: async ({ query, res }, { evidence }) => {
+      const { records, nextBefore } = await evidence.pageNewestFirst(sessionOf(res).userId, {
+        limit: query.limit,
+        beforeSeq: continueBelow(query),
+      });
+      return {
+        records: records.map(exportedRecord),
+        next_cursor: seqCursor(nextBefore),
+        next_before: nextBefore,
+      };
+    },
+  }),
+  operation({
+    operationId: 'verifyRecordFromConsole',
+    method: 'post',
+    path: '/api/audit/records/{log_id}/verify',
+    summary: "Recompute one record's hash (console)",
+    auth: 'session',
+    success: { status: 200, description: 'The verification' },
+    response: recordVerificationView,
+    handler: async ({ params, res }, { service }) =>
+      service.verify(sessionOf(res).userId, params.log_id!),
+  }),
+  operation({
+    operationId: 'exportEvidenceFromConsole',
+    method: 'get',
+    path: '/api/audit/export',
+    summary: 'Export the sealed log, JSON or PDF (console)',
+    auth: 'session',
+    query: exportQuery,
+    success: { status: 200, description: 'The log' },
+    response: evidenceExportView,
+    errors: { 402: 'PDF needs a paid plan' },
+    handler: async ({ query, req, res }, { evidence, users, log, clock }) => {
+      await sendExport(
+        req,
+        res,
+        { evidence, users, log, now: clock },
+        sessionOf(res).userId,
+        query.format,
+      );
+    },
+  }),
+];

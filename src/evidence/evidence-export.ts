@@ -20,21 +20,23 @@ export const cutView = z.object({
 });
 
 /** The JSON export: streamed, so its parts are typed one by one below. */
-export const evidenceExportView = z.object({
-  account_id: z.string(),
-  exported_at: z.iso.datetime(),
-  algorithm: z.literal(SEAL_ALGORITHM),
-  /** For reference only: a verifier takes the public key from the operator, not from here. */
-  log: z.object({ origin: z.string(), vkey: z.string(), leaf_rule: z.string() }),
-  cut: cutView,
-  records: z.array(cutRecordView),
-  summary: z.object({
-    count: z.number().int(),
-    first_seq: z.number().int().nullable(),
-    last_seq: z.number().int().nullable(),
-    head_hash: z.string().nullable(),
-  }),
-});
+export const evidenceExportView = z
+  .object({
+    account_id: z.string(),
+    exported_at: z.iso.datetime(),
+    algorithm: z.literal(SEAL_ALGORITHM),
+    /** For reference only: a verifier takes the public key from the operator, not from here. */
+    log: z.object({ origin: z.string(), vkey: z.string(), leaf_rule: z.string() }),
+    cut: cutView,
+    records: z.array(cutRecordView),
+    summary: z.object({
+      count: z.number().int(),
+      first_seq: z.number().int().nullable(),
+      last_seq: z.number().int().nullable(),
+      head_hash: z.string().nullable(),
+    }),
+  })
+  .meta({ id: 'EvidenceExport' });
 export type EvidenceExport = z.output<typeof evidenceExportView>;
 
 export function describeCut(cut: Cut): z.output<typeof cutView> {

@@ -11,13 +11,15 @@ import { fingerprint, verifierKey, type NoteSigner } from './signed-note';
 export const LEAF_RULE =
   'RFC 9162 SHA-256 Merkle tree; leaf hash = SHA-256(0x00 || the 32 bytes of content_hash)';
 
-export const checkpointView = z.object({
-  size: z.number().int(),
-  root_hash: z.string(),
-  /** The C2SP tlog-checkpoint, as a signed note. */
-  note: z.string(),
-  issued_at: z.iso.datetime(),
-});
+export const checkpointView = z
+  .object({
+    size: z.number().int(),
+    root_hash: z.string(),
+    /** The C2SP tlog-checkpoint, as a signed note. */
+    note: z.string(),
+    issued_at: z.iso.datetime(),
+  })
+  .meta({ id: 'Checkpoint' });
 
 /** A record's inclusion in a signed checkpoint. */
 export const inclusionView = z.object({
@@ -29,21 +31,25 @@ export const inclusionView = z.object({
 });
 export type Inclusion = z.output<typeof inclusionView>;
 
-export const publicKeyView = z.object({
-  origin: z.string(),
-  /** The C2SP/sumdb verifier key: `<name>+<key id>+<base64(0x01 ‖ Ed25519 public key)>`. */
-  vkey: z.string(),
-  key_id: z.string(),
-  fingerprint_sha256: z.string(),
-  algorithm: z.literal('ed25519'),
-  leaf_rule: z.string(),
-});
+export const publicKeyView = z
+  .object({
+    origin: z.string(),
+    /** The C2SP/sumdb verifier key: `<name>+<key id>+<base64(0x01 ‖ Ed25519 public key)>`. */
+    vkey: z.string(),
+    key_id: z.string(),
+    fingerprint_sha256: z.string(),
+    algorithm: z.literal('ed25519'),
+    leaf_rule: z.string(),
+  })
+  .meta({ id: 'LogPublicKey' });
 
-export const consistencyView = z.object({
-  from_size: z.number().int(),
-  to_size: z.number().int(),
-  proof: z.array(z.string()),
-});
+export const consistencyView = z
+  .object({
+    from_size: z.number().int(),
+    to_size: z.number().int(),
+    proof: z.array(z.string()),
+  })
+  .meta({ id: 'ConsistencyProof' });
 
 const hex = (b: Buffer) => b.toString('hex');
 

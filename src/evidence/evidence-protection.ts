@@ -1,4 +1,4 @@
-import type { RequestHandler, Response } from 'express';
+import type { Response } from 'express';
 import { AppError } from '../http/errors';
 import '../http/caller';
 
@@ -14,7 +14,7 @@ export function assertMayRemoveEvidence(res: Response): void {
 }
 
 /** Evidence itself has no delete route; with an API key the answer is a refusal, not a 404. */
-export const refuseEvidenceDeletionByApiKey: RequestHandler = (_req, res) => {
+export function refuseEvidenceDeletion(res: Response): never {
   assertMayRemoveEvidence(res);
   throw new AppError(404, 'Evidence records cannot be deleted');
-};
+}

@@ -9,50 +9,56 @@ import { contentHash, SEAL_ALGORITHM } from './seal';
 /** How other answers point at the sealed record behind them. */
 export const evidenceRefView = z.object({ log_id: z.string(), content_hash: z.string() });
 
-export const recordVerificationView = z.object({
-  log_id: z.string(),
-  seq: z.number().int(),
-  kind: z.string(),
-  /** Content and link both check out. */
-  verified: z.boolean(),
-  /** The stored fields no longer produce the stored hash. */
-  tampered: z.boolean(),
-  match: z.boolean(),
-  stored_hash: z.string().nullable(),
-  recomputed_hash: z.string(),
-  sealed: z.boolean(),
-  sealed_at: z.iso.datetime(),
-  algorithm: z.literal(SEAL_ALGORITHM).nullable(),
-  link: z.object({
-    /** The record carries its predecessor's stored hash (the first record carries none). */
-    holds: z.boolean(),
-    prev_hash: z.string().nullable(),
-    predecessor_hash: z.string().nullable(),
-  }),
-  leaf_index: z.number().int().nullable(),
-  /** Against a signed checkpoint that covers the record (one is signed if none does yet). */
-  inclusion: inclusionView.nullable(),
-});
+export const recordVerificationView = z
+  .object({
+    log_id: z.string(),
+    seq: z.number().int(),
+    kind: z.string(),
+    /** Content and link both check out. */
+    verified: z.boolean(),
+    /** The stored fields no longer produce the stored hash. */
+    tampered: z.boolean(),
+    match: z.boolean(),
+    stored_hash: z.string().nullable(),
+    recomputed_hash: z.string(),
+    sealed: z.boolean(),
+    sealed_at: z.iso.datetime(),
+    algorithm: z.literal(SEAL_ALGORITHM).nullable(),
+    link: z.object({
+      /** The record carries its predecessor's stored hash (the first record carries none). */
+      holds: z.boolean(),
+      prev_hash: z.string().nullable(),
+      predecessor_hash: z.string().nullable(),
+    }),
+    leaf_index: z.number().int().nullable(),
+    /** Against a signed checkpoint that covers the record (one is signed if none does yet). */
+    inclusion: inclusionView.nullable(),
+  })
+  .meta({ id: 'RecordVerification' });
 export type RecordVerification = z.output<typeof recordVerificationView>;
 
-export const chainReportView = chainFindingsView.extend({
-  /** The chain head the check was cut at: records appended meanwhile are left for the next. */
-  head: z.object({ seq: z.number().int(), hash: z.string() }).nullable(),
-});
+export const chainReportView = chainFindingsView
+  .extend({
+    /** The chain head the check was cut at: records appended meanwhile are left for the next. */
+    head: z.object({ seq: z.number().int(), hash: z.string() }).nullable(),
+  })
+  .meta({ id: 'ChainReport' });
 export type ChainReport = z.output<typeof chainReportView>;
 
 /** The public check: never content, owner or ids; the proof reveals only a position in the log. */
-export const hashCheckView = z.object({
-  content_hash: z.string(),
-  exists: z.literal(true),
-  intact: z.boolean(),
-  sealed_at: z.iso.datetime(),
-  algorithm: z.literal(SEAL_ALGORITHM),
-  /** The record's place in the deployment's Merkle log (null only if it never reached it). */
-  leaf_index: z.number().int().nullable(),
-  /** Against the latest signed checkpoint; null until the next checkpoint covers the record. */
-  inclusion: inclusionView.nullable(),
-});
+export const hashCheckView = z
+  .object({
+    content_hash: z.string(),
+    exists: z.literal(true),
+    intact: z.boolean(),
+    sealed_at: z.iso.datetime(),
+    algorithm: z.literal(SEAL_ALGORITHM),
+    /** The record's place in the deployment's Merkle log (null only if it never reached it). */
+    leaf_index: z.number().int().nullable(),
+    /** Against the latest signed checkpoint; null until the next checkpoint covers the record. */
+    inclusion: inclusionView.nullable(),
+  })
+  .meta({ id: 'HashCheck' });
 
 export function recomputeHash(record: EvidenceRecord): string {
   return contentHash({ ...record, logId: record.id });

@@ -1,8 +1,9 @@
-import { Router } from 'express';
+import type { RequestHandler } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import { z } from 'zod';
 import { AppError } from '../http/errors';
-import type { EvidenceService } from './evidence.service';
+import { operationsFor } from '../http/operation';
+import { hashCheckView, type EvidenceService } from './evidence.service';
 
 const hashParam = z
   .string()
@@ -11,10 +12,9 @@ const hashParam = z
 /** Probes per client address and minute; each API replica counts on its own. */
 export const PUBLIC_VERIFY_PER_MINUTE = 60;
 
-/** `GET /api/verify/<hash>`: anyone can check a content hash, without an account. */
-export function publicVerifyRoutes(service: EvidenceService): Router {
-  const router = Router();
-  const limiter = rateLimit({
+/** Probes per client address and minute, answered 429 beyond. */
+function publicVerifyLimiter(): RequestHandler {
+  return rateLimit({
     windowMs: 60_000,
     limit: PUBLIC_VERIFY_PER_MINUTE,
     standardHeaders: 'draft-7',
@@ -31,12 +31,42 @@ export function publicVerifyRoutes(service: EvidenceService): Router {
       );
     },
   });
-
-  router.get('/:hash', limiter, async (req, res) => {
-    const hash = hashParam.safeParse(req.params.hash);
-    if (!hash.success) throw new AppError(422, `hash: ${hash.error.issues[0]?.message}`);
-    res.set('Cache-Control', 'no-store').json(await service.publicCheck(hash.data.toLowerCase()));
-  });
-
-  return router;
 }
+
+export interface PublicVerifyDeps {
+  service: EvidenceService;
+  /** One limiter per app, so its counts are the app's own. */
+  limiter: RequestHandler;
+}
+const operation = operationsFor<PublicVerifyDeps>('Evidence');
+
+/** `GET /api/verify/<hash>`: anyone can check a content hash, without an account. */
+export const publicVerifyOperations = [
+  operation({
+    operationId: 'checkHash',
+    method: 'get',
+    path: '/api/verify/{hash}',
+    summary: 'Public hash check',
+    description: 'Never content, owner or ids. 60 checks a minute per address and API replica.',
+    auth: 'none',
+    before: ({ limiter }) => [limiter],
+    success: {
+      status: 200,
+      description:
+        '`{content_hash, exists, intact, sealed_at, algorithm, leaf_index, inclusion}`: inclusion is the RFC 9162 proof against the latest signed checkpoint (null until one covers the record)',
+    },
+    response: hashCheckView,
+    errors: { 422: 'Not a SHA-256 hex digest', 429: 'Too many checks' },
+    handler: async ({ params, res }, { service }) => {
+      const hash = hashParam.safeParse(params.hash);
+      if (!hash.success) throw new AppError(422, `hash: ${hash.error.issues[0]?.message}`);
+      res.set('Cache-Control', 'no-store');
+      return service.publicCheck(hash.data.toLowerCase());
+    },
+  }),
+];
+
+export const publicVerifyDeps = (service: EvidenceService): PublicVerifyDeps => ({
+  service,
+  limiter: publicVerifyLimiter(),
+});

@@ -1,12 +1,12 @@
-import { Router } from 'express';
 import type { Db } from 'mongodb';
 import { z } from 'zod';
 import { missingIndexes, type CollectionIndexes } from '../db/mongo';
+import { operationsFor } from '../http/operation';
 import type { Temporal } from '../temporal/client';
 
 const CHECK_TIMEOUT_MS = 2_000;
 
-export const healthView = z.object({ status: z.literal('ok') });
+export const healthView = z.object({ status: z.literal('ok') }).meta({ id: 'Health' });
 
 /** A poll within this long counts as a live worker (workers poll again at least every minute). */
 const POLLED_WITHIN_MS = 90_000;
@@ -19,11 +19,13 @@ const workersView = checkView.extend({ pollers: z.number().int().optional() });
  * reported but does not make the API unready: without a worker, hits are still recorded and their
  * alerts wait in Temporal until one polls.
  */
-export const readinessView = z.object({
-  status: z.enum(['ready', 'unavailable']),
-  checks: z.object({ mongodb: checkView, temporal: checkView, indexes: checkView }),
-  workers: workersView,
-});
+export const readinessView = z
+  .object({
+    status: z.enum(['ready', 'unavailable']),
+    checks: z.object({ mongodb: checkView, temporal: checkView, indexes: checkView }),
+    workers: workersView,
+  })
+  .meta({ id: 'Readiness' });
 
 async function check(run: () => Promise<void>): Promise<Check> {
   try {
@@ -53,39 +55,57 @@ export interface HealthDeps {
   temporal: Pick<Temporal, 'ping' | 'pollers' | 'taskQueue'>;
 }
 
+const operation = operationsFor<HealthDeps>('Operations');
+
 /** `/healthz`: the process answers. `/readyz`: its dependencies answer too. */
-export function healthRoutes({ db, indexes, temporal }: HealthDeps): Router {
-  const router = Router();
-
-  router.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' } satisfies z.output<typeof healthView>);
-  });
-
-  router.get('/readyz', async (_req, res) => {
-    const [mongodb, temporalCheck] = await Promise.all([
-      check(async () => {
-        await db.command({ ping: 1 }, { timeoutMS: CHECK_TIMEOUT_MS });
-      }),
-      check(() => temporal.ping(CHECK_TIMEOUT_MS)),
-    ]);
-    const indexCheck = mongodb.ok
-      ? await check(async () => {
-          const missing = await missingIndexes(db, indexes);
-          if (missing.length) throw new Error(`missing: ${missing.join(', ')}`);
-        })
-      : { ok: false, error: 'MongoDB unreachable' };
-    const workers = temporalCheck.ok
-      ? await workersPolling(temporal)
-      : { ok: false, error: 'Temporal unreachable' };
-    const checks = { mongodb, temporal: temporalCheck, indexes: indexCheck };
-    const ready = Object.values(checks).every((c) => c.ok);
-    const body: z.output<typeof readinessView> = {
-      status: ready ? 'ready' : 'unavailable',
-      checks,
-      workers,
-    };
-    res.status(ready ? 200 : 503).json(body);
-  });
-
-  return router;
-}
+export const healthOperations = [
+  operation({
+    operationId: 'getHealth',
+    method: 'get',
+    path: '/healthz',
+    summary: 'Process is up',
+    auth: 'none',
+    beforeKeyLayer: true,
+    success: { status: 200, description: '`{status: "ok"}`' },
+    response: healthView,
+    handler: () => ({ status: 'ok' as const }),
+  }),
+  operation({
+    operationId: 'getReadiness',
+    method: 'get',
+    path: '/readyz',
+    summary: 'Ready: MongoDB, Temporal, indexes',
+    description:
+      '200 `ready` or 503 `unavailable`, with `checks.mongodb`, `checks.temporal`, `checks.indexes`, and `workers` (pollers of the task queue; informational: without a worker, hits are still recorded and their alerts wait in Temporal).',
+    auth: 'none',
+    beforeKeyLayer: true,
+    success: { status: 200, description: 'Ready' },
+    response: readinessView,
+    errors: { 503: { description: 'Not ready, with the failing checks', response: readinessView } },
+    handler: async ({ res }, { db, indexes, temporal }) => {
+      const [mongodb, temporalCheck] = await Promise.all([
+        check(async () => {
+          await db.command({ ping: 1 }, { timeoutMS: CHECK_TIMEOUT_MS });
+        }),
+        check(() => temporal.ping(CHECK_TIMEOUT_MS)),
+      ]);
+      const indexCheck = mongodb.ok
+        ? await check(async () => {
+            const missing = await missingIndexes(db, indexes);
+            if (missing.length) throw new Error(`missing: ${missing.join(', ')}`);
+          })
+        : { ok: false, error: 'MongoDB unreachable' };
+      const workers = temporalCheck.ok
+        ? await workersPolling(temporal)
+        : { ok: false, error: 'Temporal unreachable' };
+      const checks = { mongodb, temporal: temporalCheck, indexes: indexCheck };
+      const ready = Object.values(checks).every((c) => c.ok);
+      const body: z.output<typeof readinessView> = {
+        status: ready ? 'ready' : 'unavailable',
+        checks,
+        workers,
+      };
+      res.status(ready ? 200 : 503).json(body);
+    },
+  }),
+];

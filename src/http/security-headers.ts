@@ -20,7 +20,3 @@ export function securityHeaders(): RequestHandler {
     frameguard: { action: 'deny' },
   });
 }
-
-/** The reference page: its own inline style sheet, nothing else. */
-export const REFERENCE_PAGE_POLICY =
-  "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";

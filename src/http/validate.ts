@@ -1,13 +1,14 @@
-import type { RequestHandler } from 'express';
 import { ZodError, type ZodType, type z } from 'zod';
 import { AppError, describeZodError } from './errors';
 
-/** Validates (and replaces) the JSON body before later middleware runs; a ZodError becomes 422. */
-export function validateBody(schema: ZodType): RequestHandler {
-  return (req, _res, next) => {
-    req.body = schema.parse(req.body);
-    next();
-  };
+/** A JSON body checked against its schema; a problem is 422 naming `body.<field>`. */
+export function parseBody<T extends ZodType>(schema: T, body: unknown): z.output<T> {
+  try {
+    return schema.parse(body);
+  } catch (err) {
+    if (err instanceof ZodError) throw new AppError(422, describeZodError(err, 'body'));
+    throw err;
+  }
 }
 
 /**

@@ -1,73 +1,58 @@
-import type { openApiDocument } from './document';
+import { readFileSync } from 'node:fs';
+import type { OpenApiDocument } from './document';
 
-type Document = ReturnType<typeof openApiDocument>;
-interface OperationView {
-  summary: string;
-  security: Record<string, string[]>[];
-  'x-required-scope'?: string;
-  parameters: { name: string; in: string; required: boolean }[];
-  requestBody?: { content: { 'application/json': { schema: unknown } } };
-  responses: Record<
-    string,
-    { description: string; content?: Record<string, { schema?: Record<string, unknown> }> }
-  >;
-}
-
-const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-const schemaDetails = (title: string, schema: unknown) =>
-  `<details><summary>${title} (JSON Schema)</summary><pre>${escape(
-    JSON.stringify(schema, null, 2),
-  )}</pre></details>`;
-
-const AUTH_NAMES: Record<string, string> = {
-  session: 'session token (Authorization: Bearer)',
-  apiKey: 'API key (X-API-Key)',
-  refreshCookie: 'refresh cookie',
+/**
+ * `/docs`: the OpenAPI document rendered by Redoc (Redocly's standalone bundle from npm, served
+ * from here, never a CDN): a contents list by tag, each operation with its Markdown description
+ * rendered, request and answer schemas, examples and the alert webhook.
+ */
+export const REFERENCE_ASSETS: Record<string, { type: string; body: string }> = {
+  'redoc.standalone.js': {
+    type: 'application/javascript',
+    body: readFileSync(require.resolve('redoc/bundles/redoc.standalone.js'), 'utf8'),
+  },
+  // The document is in the page as a JSON data block (the CSP allows no inline script).
+  'reference.js': {
+    type: 'application/javascript',
+    body: `Redoc.init(JSON.parse(document.getElementById('openapi').textContent), {
+  expandResponses: '200,201,202',
+  jsonSampleExpandLevel: 3,
+  nativeScrollbars: true,
+  sortTagsAlphabetically: false,
+}, document.getElementById('reference'));\n`,
+  },
 };
 
-function operationHtml(method: string, path: string, op: OperationView): string {
-  const auth = op.security.length
-    ? op.security.map((s) => Object.keys(s).map((k) => AUTH_NAMES[k] ?? k)).join(' or ')
-    : 'none';
-  const params = op.parameters.length
-    ? `<p>Parameters: ${op.parameters
-        .map((p) => `<code>${escape(p.name)}</code> (${p.in}${p.required ? ', required' : ''})`)
-        .join(', ')}</p>`
-    : '';
-  const body = op.requestBody
-    ? schemaDetails('Request body', op.requestBody.content['application/json'].schema)
-    : '';
-  // Error answers point at the shared `Error` schema, described once at the top.
-  const responses = Object.entries(op.responses)
-    .map(([status, r]) => {
-      const schema = r.content?.['application/json']?.schema;
-      const shown = schema && !('$ref' in schema) ? schemaDetails('Body', schema) : '';
-      return `<li><code>${status}</code> ${escape(r.description)}${shown}</li>`;
-    })
-    .join('');
-  const id = `${method}-${path}`.replace(/[^a-z0-9]+/gi, '-');
-  return `<section id="${id}" aria-labelledby="${id}-h">
-<h3 id="${id}-h"><code>${method.toUpperCase()} ${escape(path)}</code></h3>
-<p>${escape(op.summary)}</p>
-<p>Authentication: ${escape(auth)}${op['x-required-scope'] ? `; scope <code>${escape(op['x-required-scope'])}</code>` : ''}</p>
-${params}${body}<ul>${responses}</ul>
-</section>`;
-}
+/**
+ * Only this origin's scripts; Redoc's inline styles and its search worker (a blob). Redoc's badge
+ * asks for a logo from Redocly's CDN: refused here, the image hides itself.
+ */
+export const REFERENCE_PAGE_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "worker-src 'self' blob:",
+  "connect-src 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+].join('; ');
 
-/** A readable, dependency-free reference page rendered once from the OpenAPI document. */
-export function referencePage(doc: Document): string {
-  const sections = Object.entries(doc.paths).flatMap(([path, methods]) =>
-    Object.entries(methods).map(([method, op]) => operationHtml(method, path, op as OperationView)),
-  );
+const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** The page, built once: the document inline (`<` escaped, so no tag can end the block early). */
+export function referencePage(doc: OpenApiDocument): string {
+  const json = JSON.stringify(doc).replace(/</g, '\\u003c');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escape(doc.info.title)} API reference</title>
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:60rem;margin:0 auto;padding:1rem;color:#111}
-code,pre{background:#f2f2f2;border-radius:4px;padding:0 .2em}pre{padding:.5em;overflow:auto}
-section{border-top:1px solid #ccc;padding:.5rem 0}h3{font-size:1.05rem;margin:.4rem 0}</style></head>
-<body><main><h1>${escape(doc.info.title)} API reference</h1>
-<p>${escape(doc.info.description)} Machine-readable: <a href="/openapi.json">/openapi.json</a>.
-Errors are JSON: <code>{"detail": "..."}</code> or <code>{"detail": {"error": "&lt;code&gt;", ...}}</code>.</p>
-${sections.join('\n')}
-</main></body></html>`;
+<title>${escape(doc.info.title)} API reference</title><link rel="icon" href="data:,"></head>
+<body>
+<noscript><p>The reference needs JavaScript; the document itself is at <a href="/openapi.json">/openapi.json</a>.</p></noscript>
+<div id="reference"></div>
+<script type="application/json" id="openapi">${json}</script>
+<script src="/docs/assets/redoc.standalone.js"></script>
+<script src="/docs/assets/reference.js"></script>
+</body></html>`;
 }

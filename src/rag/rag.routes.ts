@@ -1,4 +1,4 @@
-import { Router, type RequestHandler, type Response } from 'express';
+import type { RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import type { CanariesRepository } from '../canaries/canaries.repository';
 import { makeDecoy, RAG_MARKER_PATTERN, type DecoySettings } from '../canaries/decoys';
@@ -9,7 +9,7 @@ import type { Tripwires } from '../canaries/tripwires';
 import type { Clock } from '../clock';
 import { evidenceRefView } from '../evidence/evidence.service';
 import { callerAccountId, ownedByCaller } from '../http/caller';
-import { parseQuery, validateBody } from '../http/validate';
+import { operationsFor } from '../http/operation';
 import type { DocumentsRepository, RagDocument } from './documents.repository';
 
 const MAX_TEXT = 1_000_000;
@@ -27,42 +27,54 @@ export const leakSchema = z
 
 export const deleteQuery = z.object({ force: z.enum(['true', 'false']).optional() }).strict();
 
-export const documentView = z.object({
-  document_id: z.string(),
-  title: z.string(),
-  marker: z.string(),
-  canary_id: z.string(),
-  content_length: z.number().int(),
-  leak_count: z.number().int(),
-  created_at: z.iso.datetime(),
-});
+export const documentView = z
+  .object({
+    document_id: z.string(),
+    title: z.string(),
+    marker: z.string(),
+    canary_id: z.string(),
+    content_length: z.number().int(),
+    leak_count: z.number().int(),
+    created_at: z.iso.datetime(),
+  })
+  .meta({ id: 'Document' });
 /** Only when registered: the text to index instead of the original. */
-export const registeredDocumentView = documentView.extend({ marked_content: z.string() });
-export const documentListView = z.object({ documents: z.array(documentView) });
-export const leakListView = z.object({
-  leaks: z.array(
-    z.object({
-      leak_id: z.string(),
-      threat_event_id: z.string(),
-      at: z.iso.datetime(),
-      via: z.enum(HIT_VIAS),
-      evidence: evidenceRefView,
-    }),
-  ),
-});
-export const leakReportView = z.object({ markers_found: z.array(z.string()) });
-export const documentDeletedView = z.object({
-  document_id: z.string(),
-  deleted: z.literal(true),
-  removed_leaks: z.number().int(),
-});
+export const registeredDocumentView = documentView
+  .extend({ marked_content: z.string() })
+  .meta({ id: 'RegisteredDocument' });
+export const documentListView = z
+  .object({ documents: z.array(documentView) })
+  .meta({ id: 'DocumentList' });
+export const leakListView = z
+  .object({
+    leaks: z.array(
+      z.object({
+        leak_id: z.string(),
+        threat_event_id: z.string(),
+        at: z.iso.datetime(),
+        via: z.enum(HIT_VIAS),
+        evidence: evidenceRefView,
+      }),
+    ),
+  })
+  .meta({ id: 'LeakList' });
+export const leakReportView = z
+  .object({ markers_found: z.array(z.string()) })
+  .meta({ id: 'LeakReport' });
+export const documentDeletedView = z
+  .object({
+    document_id: z.string(),
+    deleted: z.literal(true),
+    removed_leaks: z.number().int(),
+  })
+  .meta({ id: 'DocumentDeleted' });
 
 /** Where the marker goes: a reference line at the end, kept by chunkers and copied with the text. */
 export function markContent(content: string, marker: string): string {
   return `${content.trimEnd()}\n\n[${marker}]\n`;
 }
 
-interface RagDeps {
+export interface RagDeps {
   documents: DocumentsRepository;
   canaries: CanariesRepository;
   threats: ThreatsRepository;
@@ -73,114 +85,166 @@ interface RagDeps {
   meterPlant: RequestHandler;
 }
 
+const owned = async (documents: DocumentsRepository, res: Response, documentId: string) =>
+  ownedByCaller(res, await documents.findById(documentId), `document ${documentId}`);
+
+const describe = async (
+  threats: ThreatsRepository,
+  document: RagDocument,
+): Promise<z.output<typeof documentView>> => ({
+  document_id: document.id,
+  title: document.title,
+  marker: document.marker,
+  canary_id: document.canaryId,
+  content_length: document.contentLength,
+  leak_count: await threats.countHits(document.accountId, [document.canaryId]),
+  created_at: document.createdAt.toISOString(),
+});
+
+const operation = operationsFor<RagDeps>('RAG');
+
 /** `/rag` (session, or API key with rag scopes): documents whose leaks fire like canaries. */
-export function ragRoutes(deps: RagDeps): Router {
-  const { documents, canaries, threats, tripwires, removal, decoys, clock, meterPlant } = deps;
-  const router = Router();
-
-  const owned = async (res: Response, documentId: string) =>
-    ownedByCaller(res, await documents.findById(documentId), `document ${documentId}`);
-
-  const describe = async (document: RagDocument): Promise<z.output<typeof documentView>> => ({
-    document_id: document.id,
-    title: document.title,
-    marker: document.marker,
-    canary_id: document.canaryId,
-    content_length: document.contentLength,
-    leak_count: await threats.countHits(document.accountId, [document.canaryId]),
-    created_at: document.createdAt.toISOString(),
-  });
-
+export const ragOperations = [
   /** Registers a document: answers it with its marker embedded, to be indexed instead of the original. */
-  router.post('/documents', validateBody(registerSchema), meterPlant, async (req, res) => {
-    const body = req.body as z.infer<typeof registerSchema>;
-    const accountId = callerAccountId(res);
-    const now = clock();
-    const decoy = makeDecoy('rag_marker', decoys);
-    const canary = await canaries.plant(
-      { accountId, kind: 'rag_marker', memo: `rag document: ${body.title}`, platform: 'rag' },
-      decoy,
-      now,
-    );
-    const document = await documents.create(
-      {
-        accountId,
-        title: body.title,
-        canaryId: canary.id,
-        marker: decoy.value,
-        contentLength: body.content.length,
-      },
-      now,
-    );
-    res.status(201).json({
-      ...(await describe(document)),
-      marked_content: markContent(body.content, decoy.value),
-    } satisfies z.output<typeof registeredDocumentView>);
-  });
-
-  router.get('/documents', async (_req, res) => {
-    const list = await documents.list(callerAccountId(res));
-    res.json({
-      documents: await Promise.all(list.map(describe)),
-    } satisfies z.output<typeof documentListView>);
-  });
-
-  router.get('/documents/:document_id', async (req, res) => {
-    res.json(await describe(await owned(res, req.params.document_id)));
-  });
-
+  operation({
+    operationId: 'registerDocument',
+    method: 'post',
+    path: '/rag/documents',
+    summary: 'Register a document (metered)',
+    description:
+      'Index `marked_content` (the text with a `[ref-…]` marker line) instead of the original.',
+    auth: 'sessionOrApiKey',
+    body: registerSchema,
+    before: ({ meterPlant }) => [meterPlant],
+    success: { status: 201, description: 'The document with `marked_content`' },
+    response: registeredDocumentView,
+    errors: { 402: 'Plan limit reached' },
+    examples: { body: { title: 'Pricing FAQ', content: 'Our enterprise plan costs…' } },
+    handler: async ({ body, res }, { documents, canaries, threats, decoys, clock }) => {
+      const accountId = callerAccountId(res);
+      const now = clock();
+      const decoy = makeDecoy('rag_marker', decoys);
+      const canary = await canaries.plant(
+        { accountId, kind: 'rag_marker', memo: `rag document: ${body.title}`, platform: 'rag' },
+        decoy,
+        now,
+      );
+      const document = await documents.create(
+        {
+          accountId,
+          title: body.title,
+          canaryId: canary.id,
+          marker: decoy.value,
+          contentLength: body.content.length,
+        },
+        now,
+      );
+      return {
+        ...(await describe(threats, document)),
+        marked_content: markContent(body.content, decoy.value),
+      };
+    },
+  }),
+  operation({
+    operationId: 'listDocuments',
+    method: 'get',
+    path: '/rag/documents',
+    summary: 'Documents',
+    auth: 'sessionOrApiKey',
+    success: { status: 200, description: '`{documents}`' },
+    response: documentListView,
+    handler: async ({ res }, { documents, threats }) => {
+      const list = await documents.list(callerAccountId(res));
+      return { documents: await Promise.all(list.map((d) => describe(threats, d))) };
+    },
+  }),
+  operation({
+    operationId: 'getDocument',
+    method: 'get',
+    path: '/rag/documents/{document_id}',
+    summary: 'One document',
+    auth: 'sessionOrApiKey',
+    success: { status: 200, description: 'The document' },
+    response: documentView,
+    handler: async ({ params, res }, { documents, threats }) =>
+      describe(threats, await owned(documents, res, params.document_id!)),
+  }),
   /** The document's leak records: each a sealed evidence record. */
-  router.get('/documents/:document_id/leaks', async (req, res) => {
-    const document = await owned(res, req.params.document_id);
-    const hits = await threats.hitsOf(document.accountId, [document.canaryId]);
-    res.json({
-      leaks: hits.map((h) => ({
-        leak_id: h.id,
-        threat_event_id: h.threatEventId,
-        at: h.at.toISOString(),
-        via: h.source.via,
-        evidence: { log_id: h.evidence.logId, content_hash: h.evidence.contentHash },
-      })),
-    } satisfies z.output<typeof leakListView>);
-  });
-
+  operation({
+    operationId: 'listDocumentLeaks',
+    method: 'get',
+    path: '/rag/documents/{document_id}/leaks',
+    summary: "A document's leak records",
+    auth: 'sessionOrApiKey',
+    success: { status: 200, description: '`{leaks}`' },
+    response: leakListView,
+    handler: async ({ params, res }, { documents, threats }) => {
+      const document = await owned(documents, res, params.document_id!);
+      const hits = await threats.hitsOf(document.accountId, [document.canaryId]);
+      return {
+        leaks: hits.map((h) => ({
+          leak_id: h.id,
+          threat_event_id: h.threatEventId,
+          at: h.at.toISOString(),
+          via: h.source.via,
+          evidence: { log_id: h.evidence.logId, content_hash: h.evidence.contentHash },
+        })),
+      };
+    },
+  }),
   /**
    * A leak report: text found somewhere (a paste site, a model's answer, a support ticket). Every
    * marker in it fires its document's canary, whoever owns it; the answer names the caller's own.
    */
-  router.post('/leaks', validateBody(leakSchema), async (req, res) => {
-    const { text } = req.body as z.infer<typeof leakSchema>;
-    const markers = [...new Set(text.match(RAG_MARKER_PATTERN) ?? [])];
-    const own: string[] = [];
-    for (const marker of markers) {
-      const canaryId = await tripwires.recordHit({
-        secrets: [marker],
-        via: 'leak_report',
-        ...presenterOf(req),
+  operation({
+    operationId: 'reportLeak',
+    method: 'post',
+    path: '/rag/leaks',
+    summary: 'Report text that may hold markers',
+    description:
+      "Every document marker in the text fires its canary (a leak record and an alert); `markers_found` names the caller's own.",
+    auth: 'sessionOrApiKey',
+    body: leakSchema,
+    success: { status: 202, description: '`{markers_found}`' },
+    response: leakReportView,
+    examples: { body: { text: 'found on a paste site: …', source: 'pastebin' } },
+    handler: async ({ body: { text }, req, res }, { canaries, tripwires }) => {
+      const markers = [...new Set(text.match(RAG_MARKER_PATTERN) ?? [])];
+      const own: string[] = [];
+      for (const marker of markers) {
+        const canaryId = await tripwires.recordHit({
+          secrets: [marker],
+          via: 'leak_report',
+          ...presenterOf(req),
+        });
+        if (!canaryId) continue;
+        const canary = await canaries.findById(canaryId);
+        if (canary?.accountId === callerAccountId(res)) own.push(marker);
+      }
+      return { markers_found: own };
+    },
+  }),
+  operation({
+    operationId: 'deleteDocument',
+    method: 'delete',
+    path: '/rag/documents/{document_id}',
+    summary: 'Delete a document (force removes its leak records: session only)',
+    description: 'The same rule as traps, for leak records.',
+    auth: 'sessionOrApiKey',
+    query: deleteQuery,
+    success: { status: 200, description: '`{document_id, deleted, removed_leaks}`' },
+    response: documentDeletedView,
+    errors: { 409: 'Holds leak records: force=true needed' },
+    handler: async ({ params, query, res }, { documents, removal }) => {
+      const document = await owned(documents, res, params.document_id!);
+      const { removedEvidence } = await removal.remove(res, {
+        accountId: document.accountId,
+        canaryIds: [document.canaryId],
+        label: `Document ${document.id}`,
+        force: query.force === 'true',
       });
-      if (!canaryId) continue;
-      const canary = await canaries.findById(canaryId);
-      if (canary?.accountId === callerAccountId(res)) own.push(marker);
-    }
-    res.status(202).json({ markers_found: own } satisfies z.output<typeof leakReportView>);
-  });
-
-  router.delete('/documents/:document_id', async (req, res) => {
-    const { force } = parseQuery(deleteQuery, req.query);
-    const document = await owned(res, req.params.document_id);
-    const { removedEvidence } = await removal.remove(res, {
-      accountId: document.accountId,
-      canaryIds: [document.canaryId],
-      label: `Document ${document.id}`,
-      force: force === 'true',
-    });
-    await documents.remove(document.id);
-    res.json({
-      document_id: document.id,
-      deleted: true,
-      removed_leaks: removedEvidence,
-    } satisfies z.output<typeof documentDeletedView>);
-  });
-
-  return router;
-}
+      await documents.remove(document.id);
+      return { document_id: document.id, deleted: true as const, removed_leaks: removedEvidence };
+    },
+  }),
+];

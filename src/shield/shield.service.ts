@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Request } from 'express';
 import { z } from 'zod';
+import { seqCursor } from '../http/pagination';
 import { emailToken, RAG_MARKER_PATTERN, urlToken } from '../canaries/decoys';
 import { presenterOf } from '../canaries/tripwire.routes';
 import type { Tripwires } from '../canaries/tripwires';
@@ -61,10 +62,14 @@ export const inspectionRecordView = sealedInspectionData.extend({
   inspected_at: z.iso.datetime(),
   content_hash: z.string().optional(),
 });
-export const inspectionHistoryView = z.object({
-  inspections: z.array(inspectionRecordView),
-  next_before: z.number().int().nullable(),
-});
+export const inspectionHistoryView = z
+  .object({
+    inspections: z.array(inspectionRecordView),
+    next_cursor: z.string().nullable(),
+    /** Deprecated: the `seq` for `before`; use `next_cursor`. */
+    next_before: z.number().int().nullable().meta({ deprecated: true }),
+  })
+  .meta({ id: 'InspectionPage' });
 
 /**
  * `/shield/inspect` behind the route: the shipped rules, then the account's tripwires (a planted
@@ -165,6 +170,7 @@ export class ShieldInspector {
         content_hash: r.contentHash,
         ...(r.data as z.output<typeof sealedInspectionData>),
       })),
+      next_cursor: seqCursor(nextBefore),
       next_before: nextBefore,
     };
   }

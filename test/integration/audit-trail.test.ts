@@ -76,22 +76,29 @@ describe('audit trail of key use', () => {
     const first = await trail(who, '?limit=2');
     expect(ids(first.body)).toEqual(all.slice(0, 2).map((e) => e.log_id));
     expect(first.body.next).toBe(all[1]!.seq);
-    const second = await trail(who, `?limit=2&before=${first.body.next}`);
+    const second = await trail(who, `?limit=2&cursor=${first.body.next_cursor}`);
     expect(ids(second.body)).toEqual([all[2]!.log_id]);
+    expect(second.body.next_cursor).toBeNull();
     expect(second.body.next).toBeNull();
+    // The deprecated `before` (the `seq` in `next`) still pages the same way for one release.
+    const deprecated = await trail(who, `?limit=2&before=${first.body.next}`);
+    expect(deprecated.body).toEqual(second.body);
   });
 
   it("when another account lists its trail, then it sees none of this account's entries", async () => {
     const who = await signUpAndLogIn(t.app);
     await createKey(t.app, who.token);
     const other = await signUpAndLogIn(t.app);
-    expect((await trail(other)).body).toEqual({ entries: [], next: null });
+    expect((await trail(other)).body).toEqual({ entries: [], next_cursor: null, next: null });
   });
 
   it('when the page parameters are bad, then 422 names them', async () => {
     const who = await signUpAndLogIn(t.app);
     expect((await trail(who, '?limit=0')).body.detail).toMatch(/^query\.limit: /);
     expect((await trail(who, '?before=xyz')).body.detail).toMatch(/^query\.before: /);
+    expect((await trail(who, '?cursor=xyz')).body.detail).toBe(
+      'query.cursor: not a cursor from a previous page',
+    );
   });
 
   it('when called without a session, then 401', async () => {

@@ -446,10 +446,15 @@ describe('console evidence routes under /api/audit (session)', () => {
     expect(first.body.next_before).toBe(3);
     evidencePageView.parse(first.body);
     const rest = await request(t.app)
-      .get(`/api/audit/records?limit=2&before=${first.body.next_before}`)
+      .get(`/api/audit/records?limit=2&cursor=${first.body.next_cursor}`)
       .set(asSession(who));
     expect(rest.body.records.map((r: { seq: number }) => r.seq)).toEqual([2, 1]);
+    expect(rest.body.next_cursor).toBeNull();
     expect(rest.body.next_before).toBeNull();
+    const deprecated = await request(t.app)
+      .get(`/api/audit/records?limit=2&before=${first.body.next_before}`)
+      .set(asSession(who));
+    expect(deprecated.body).toEqual(rest.body);
   });
 
   it('when a record is verified from the console, then the same report as /audit/verify', async () => {

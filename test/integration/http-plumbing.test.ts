@@ -1,7 +1,8 @@
 import { MongoClient } from 'mongodb';
 import request from 'supertest';
 import { createApp } from '../../src/app';
-import { openApiDocumentView, OPERATIONS } from '../../src/openapi/operations';
+import { API_OPERATIONS } from '../../src/api';
+import { openApiDocumentView } from '../../src/openapi/document';
 import { createTemporal } from '../../src/temporal/client';
 import { freePort } from '../../tools/stack';
 import { createTestApp, testConfig, testLogger, type TestApp } from '../support/test-app';
@@ -24,14 +25,20 @@ describe('request plumbing', () => {
       servers: [{ url: t.config.PUBLIC_BASE_URL }],
     });
     expect(res.body.paths['/shield/inspect'].post['x-required-scope']).toBe('shield:write');
+    // The readable page carries the same document, which Redoc (served from here) renders.
     const page = await request(t.app).get('/docs');
     expect(page.type).toBe('text/html');
-    expect(page.text).toContain('<code>POST /shield/inspect</code>');
-    expect(page.text).toContain('scope <code>shield:write</code>');
+    const block = /<script type="application\/json" id="openapi">(.*?)<\/script>/s.exec(page.text);
+    expect(JSON.parse(block![1]!)).toEqual(res.body);
+    for (const src of page.text.match(/(?<=<script src=")[^"]+/g)!) {
+      const asset = await request(t.app).get(src);
+      expect([src, asset.status, asset.type]).toEqual([src, 200, 'application/javascript']);
+    }
+    expect((await request(t.app).get('/docs/assets/nothing.js')).status).toBe(404);
   });
 
   it('when a public route gets an invalid X-API-Key, then 401 exactly where the reference says', async () => {
-    for (const op of OPERATIONS.filter((o) => o.auth === 'none')) {
+    for (const op of API_OPERATIONS.filter((o) => o.auth === 'none')) {
       const path = op.path.replace(/\{\w+\}/g, 'x');
       const res = await request(t.app)[op.method](path).set('X-API-Key', 'svc_notakey');
       // The API's refusal has a detail; the decoy Kubernetes API's own 401 is a Status object.

@@ -107,9 +107,12 @@ describe('POST /shield/inspect', () => {
     expect(first.inspections.map((i: { message_length: number }) => i.message_length)).toEqual([
       5, 3,
     ]);
-    const rest = (await page(`limit=2&before=${first.next_before}`)).body;
+    const rest = (await page(`limit=2&cursor=${first.next_cursor}`)).body;
     expect(rest.inspections.map((i: { message_length: number }) => i.message_length)).toEqual([3]);
+    expect(rest.next_cursor).toBeNull();
     expect(rest.next_before).toBeNull();
+    // The deprecated `before` still pages the same way for one release.
+    expect((await page(`limit=2&before=${first.next_before}`)).body).toEqual(rest);
   });
 
   it('when user_id names another account, then 403 and nothing is inspected or sealed', async () => {

@@ -218,10 +218,3 @@ describe('Dockerfile', () => {
     expect(pkg.scripts.build).toBeDefined();
   });
 });
-
-describe('documentation', () => {
-  it('when it documents configuration, then every setting is in its table', () => {
-    const readme = readFileSync('docs/configuration.md', 'utf8');
-    for (const name of CONFIG_VARIABLES) expect(readme).toContain(`| \`${name}\``);
-  });
-});

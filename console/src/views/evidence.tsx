@@ -5,7 +5,7 @@ import { ErrorNote, Table, Time, useAction, useLoad, usePages } from '../ui';
 
 interface Page {
   records: EvidenceRecord[];
-  next_before: number | null;
+  next_cursor: string | null;
 }
 
 const short = (hash: string | null) => (hash ? `${hash.slice(0, 12)}…` : 'unsealed');
@@ -14,9 +14,13 @@ const short = (hash: string | null) => (hash ? `${hash.slice(0, 12)}…` : 'unse
 export function EvidenceView({ account }: { account: Account }) {
   const chain = useLoad(() => api<ChainReport>('GET', '/api/audit/chain'));
   const records = usePages(
-    (before) => api<Page>('GET', `/api/audit/records?limit=50${before ? `&before=${before}` : ''}`),
+    (cursor) =>
+      api<Page>(
+        'GET',
+        `/api/audit/records?limit=50${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      ),
     (page) => page.records,
-    (page) => page.next_before,
+    (page) => page.next_cursor,
   );
   const action = useAction();
   const paid = account.plan !== 'free';

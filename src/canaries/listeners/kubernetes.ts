@@ -7,15 +7,17 @@ export interface KubernetesCall extends HttpCaller {
 }
 
 /** A Kubernetes `Status` object, as the decoy answers it (for the OpenAPI document). */
-export const kubernetesStatusView = z.object({
-  kind: z.literal('Status'),
-  apiVersion: z.literal('v1'),
-  metadata: z.object({}),
-  status: z.literal('Failure'),
-  message: z.string(),
-  reason: z.string(),
-  code: z.number().int(),
-});
+export const kubernetesStatusView = z
+  .object({
+    kind: z.literal('Status'),
+    apiVersion: z.literal('v1'),
+    metadata: z.object({}),
+    status: z.literal('Failure'),
+    message: z.string(),
+    reason: z.string(),
+    code: z.number().int(),
+  })
+  .meta({ id: 'KubernetesStatus' });
 
 /** The body an API server sends for a token it does not know. */
 const UNAUTHORIZED = JSON.stringify({
