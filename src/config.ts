@@ -53,6 +53,11 @@ const configSchema = z.object({
   SIGNUP_MODE: z.enum(SIGNUP_MODES).default('open'),
   /** Password hashes computed at once (each takes a core and 128 MiB); the rest queue. */
   PASSWORD_HASHING_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
+  /**
+   * Failed sign-ins per minute per API process from browsers not known to the account; beyond
+   * it, such sign-ins get 429 login_throttled until the minute's count falls (a botnet flood).
+   */
+  LOGIN_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(20),
   /** When set, `GET /metrics` needs `Authorization: Bearer <METRICS_TOKEN>`. */
   METRICS_TOKEN: optional(z.string().regex(/^[A-Za-z0-9_-]{16,128}$/, '16–128 of A-Z a-z 0-9 _ -')),
   /** When set, `GET /docs` and `GET /openapi.json` need `Authorization: Bearer <DOCS_TOKEN>`. */

@@ -4,9 +4,11 @@ import { z } from 'zod';
 import type { Config } from '../config';
 import { AppError } from '../http/errors';
 import { bearerToken } from '../http/session-auth';
-import type { AuthService, IssuedSession } from './auth.service';
+import type { AuthService, IssuedSession, SignIn } from './auth.service';
 
 export const REFRESH_COOKIE = 'svc_refresh';
+/** Marks a browser that signed in before (see LoginThrottle): its sign-ins skip the flood defences. */
+export const DEVICE_COOKIE = 'svc_device';
 
 export const newPassword = z.string().min(12, 'must be at least 12 characters').max(256);
 
@@ -63,9 +65,9 @@ export function authRoutes(
 
   router.post('/login', async (req, res) => {
     const { email, password } = loginSchema.parse(req.body);
-    let session: IssuedSession;
+    let session: SignIn;
     try {
-      session = await auth.login(email, password, req.ip);
+      session = await auth.login(email, password, req.ip, cookieOf(req.cookies, DEVICE_COOKIE));
     } catch (err) {
       // A decoy password (or any canary string) tried here fires, whichever email came with it,
       // also while the sign-in is held back.
@@ -73,6 +75,12 @@ export function authRoutes(
         await refused(req, 'password', [password]);
       }
       throw err;
+    }
+    if (session.newDevice) {
+      res.cookie(DEVICE_COOKIE, session.newDevice.token, {
+        ...cookieOptions,
+        expires: session.newDevice.expiresAt,
+      });
     }
     sendSession(res, session);
   });
@@ -100,6 +108,10 @@ export function authRoutes(
 }
 
 function refreshCookie(cookies: unknown): string | undefined {
-  const value = (cookies as Record<string, unknown> | undefined)?.[REFRESH_COOKIE];
+  return cookieOf(cookies, REFRESH_COOKIE);
+}
+
+function cookieOf(cookies: unknown, name: string): string | undefined {
+  const value = (cookies as Record<string, unknown> | undefined)?.[name];
   return typeof value === 'string' && value.length > 0 ? value : undefined;
 }

@@ -193,14 +193,14 @@ export const OPERATIONS: Operation[] = [
   {
     method: 'post',
     path: '/api/auth/login',
-    summary: 'Log in: a session token and the refresh cookie',
+    summary: 'Log in: a session token, the refresh cookie and, from a new browser, a device cookie',
     auth: 'none',
     body: loginSchema,
     success: ok('`{token, user_id, expires_at}`'),
     response: sessionView,
     errors: {
       401: 'Invalid email or password',
-      429: 'Too many failed sign-ins for this email or from this address (`login_throttled`, `Retry-After`)',
+      429: 'Too many failed sign-ins for this email, from this address, from this known device, or (from browsers not known to the email) in this minute (`login_throttled`, `Retry-After`)',
       503: 'Too many passwords are being hashed right now (`login_busy`, `Retry-After`)',
     },
   },
