@@ -57,7 +57,7 @@ const configSchema = z.object({
    * Failed sign-ins per minute per API process from browsers not known to the account; beyond
    * it, such sign-ins get 429 login_throttled until the minute's count falls (a botnet flood).
    */
-  LOGIN_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(20),
+  LOGIN_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(10),
   /** When set, `GET /metrics` needs `Authorization: Bearer <METRICS_TOKEN>`. */
   METRICS_TOKEN: optional(z.string().regex(/^[A-Za-z0-9_-]{16,128}$/, '16–128 of A-Z a-z 0-9 _ -')),
   /** When set, `GET /docs` and `GET /openapi.json` need `Authorization: Bearer <DOCS_TOKEN>`. */

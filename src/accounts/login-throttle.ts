@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import ipaddr from 'ipaddr.js';
 import type { Clock } from '../clock';
 import { AppError } from '../http/errors';
@@ -24,6 +25,12 @@ export const LOGIN_THROTTLE = {
   source: { free: 20, firstDelayMs: 1_000, maxDelayMs: 15 * 60_000 },
   forgetAfterMs: 60 * 60_000,
   knownDeviceTtlMs: 90 * 24 * 60 * 60_000,
+  /**
+   * A refusal by the failure budget is answered this much later: guessing tools wait for each
+   * answer, so a flood of them then sends a request per connection every 2 s instead of as fast
+   * as the refusals come back (which would take the CPU the hashing limit saved).
+   */
+  budgetRefusalPauseMs: 2_000,
 } as const;
 
 export function throttleDelayMs(failures: number, rule: ThrottleRule): number {
@@ -154,11 +161,17 @@ export class LoginThrottle {
   }
 
   /**
-   * Takes one failure from the budget when the device is not known (refused with 429 when none
-   * is left); call the returned function unless the attempt failed.
+   * Takes one failure from the budget when the device is not known (refused with 429, after a
+   * pause, when none is left); call the returned function unless the attempt failed.
    */
-  admit(who: SignInAttempt): () => void {
-    return who.device ? () => undefined : this.budget.take();
+  async admit(who: SignInAttempt): Promise<() => void> {
+    if (who.device) return () => undefined;
+    try {
+      return this.budget.take();
+    } catch (err) {
+      await sleep(LOGIN_THROTTLE.budgetRefusalPauseMs);
+      throw err;
+    }
   }
 
   /** Refuses with 429 `login_throttled` (and `Retry-After`) while any key of the attempt is held back. */

@@ -35,7 +35,11 @@ export const pageSchema = z
     until: z.iso.datetime().optional(),
     cursor: cursor.optional(),
   })
-  .strict();
+  .strict()
+  .refine((q) => !(q.since && q.until && Date.parse(q.since) > Date.parse(q.until)), {
+    path: ['since'],
+    message: 'after query.until: the range [since, until) would be empty',
+  });
 
 function pageOf(query: unknown): Page {
   const q = parseQuery(pageSchema, query);

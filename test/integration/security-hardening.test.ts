@@ -348,6 +348,23 @@ describe('every answer is JSON with a detail and an X-Request-ID', () => {
     expect(wrong.body.detail).toMatch(/^query\.limit: /);
   });
 
+  it('when a time range ends before it starts, then 422 names query.since, on threat events and the threat log', async () => {
+    const { token } = await signUpAndLogIn(t.app);
+    for (const path of ['/api/threat-events', '/api/threat-log']) {
+      const res = await request(t.app)
+        .get(`${path}?since=2026-11-23T23:16:01Z&until=2026-11-23T23:14:01Z`)
+        .set('Authorization', `Bearer ${token}`);
+      expect(res.status).toBe(422);
+      expect(res.body.detail).toBe(
+        'query.since: after query.until: the range [since, until) would be empty',
+      );
+      const same = await request(t.app)
+        .get(`${path}?since=2026-11-23T23:14:01Z&until=2026-11-23T23:14:01Z`)
+        .set('Authorization', `Bearer ${token}`);
+      expect(same.status).toBe(200);
+    }
+  });
+
   it('when a body field inside a list is wrong, then 422 names body.<field>[<index>]', async () => {
     const { token } = await signUpAndLogIn(t.app);
     const res = await request(t.app)
