@@ -2,7 +2,7 @@
  * A real user's sign-in and an unrelated API call (`GET /api/users/me`) while 20 connections send
  * wrong passwords, as ratios of the same calls with no flood, measured in the same run:
  *
- *   npm run bench:signin -- --duration 15 --connections 20 --rounds 1
+ *   npm run bench:signin -- --duration 20 --rounds 2
  *
  * Three floods: one account from one source (the attack in issue 21), many accounts from one
  * source, and many accounts from many sources (a botnet: no per-source streak catches it, the

@@ -109,7 +109,7 @@ export class AuthService {
 
   private async checkedLogin(who: SignInAttempt, password: string): Promise<SignIn> {
     const { users, hasher, throttle } = this.deps;
-    const notFailed = await throttle.admit(who);
+    const notFailed = throttle.admit(who);
     let user: User | null;
     let verification: Verification;
     try {

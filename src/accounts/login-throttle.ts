@@ -26,11 +26,11 @@ export const LOGIN_THROTTLE = {
   forgetAfterMs: 60 * 60_000,
   knownDeviceTtlMs: 90 * 24 * 60 * 60_000,
   /**
-   * A refusal by the failure budget is answered this much later: guessing tools wait for each
-   * answer, so a flood of them then sends a request per connection every 2 s instead of as fast
-   * as the refusals come back (which would take the CPU the hashing limit saved).
+   * A refused sign-in (429) is answered this much later: guessing tools wait for each answer, so
+   * a flood of them then sends a request per connection every 2 s instead of as fast as the
+   * refusals come back (which would take the CPU the throttle and the hashing limit saved).
    */
-  budgetRefusalPauseMs: 2_000,
+  refusalPauseMs: 2_000,
 } as const;
 
 export function throttleDelayMs(failures: number, rule: ThrottleRule): number {
@@ -151,27 +151,27 @@ export class LoginThrottle {
    * never wait on each other). Each attempt then sees the failures of the ones before it (twenty
    * parallel guesses cannot all pass the check before the first failure is counted), and a flood
    * of one account or from one source holds at most one hashing slot, leaving the rest to others.
+   * A refusal is answered after a pause, with the keys already let go.
    */
-  attempt<T>(who: SignInAttempt, task: () => Promise<T>): Promise<T> {
+  async attempt<T>(who: SignInAttempt, task: () => Promise<T>): Promise<T> {
     const queued = keysOf(who).reduceRight<() => Promise<T>>(
       (inner, key) => () => this.inFlight.run(key, inner),
       task,
     );
-    return queued();
+    try {
+      return await queued();
+    } catch (err) {
+      if (err instanceof AppError && err.status === 429) await sleep(LOGIN_THROTTLE.refusalPauseMs);
+      throw err;
+    }
   }
 
   /**
-   * Takes one failure from the budget when the device is not known (refused with 429, after a
-   * pause, when none is left); call the returned function unless the attempt failed.
+   * Takes one failure from the budget when the device is not known (refused with 429 when none
+   * is left); call the returned function unless the attempt failed.
    */
-  async admit(who: SignInAttempt): Promise<() => void> {
-    if (who.device) return () => undefined;
-    try {
-      return this.budget.take();
-    } catch (err) {
-      await sleep(LOGIN_THROTTLE.budgetRefusalPauseMs);
-      throw err;
-    }
+  admit(who: SignInAttempt): () => void {
+    return who.device ? () => undefined : this.budget.take();
   }
 
   /** Refuses with 429 `login_throttled` (and `Retry-After`) while any key of the attempt is held back. */

@@ -32,11 +32,12 @@ export type HashPriority = 'first' | 'normal';
 
 /**
  * A counting semaphore with two waiting lines: `normal` work may use `size` slots, `first` work
- * one more, reserved for it, and is woken before any waiting `normal` work. p-limit has a single
- * FIFO line, and p-queue's priorities need ES modules; this is all the hasher needs.
+ * one more, reserved for it. While `first` work runs or waits, no `normal` work starts, so a
+ * known device's hash shares the cores with at most the hashes already running. p-limit has a
+ * single FIFO line, and p-queue's priorities need ES modules; this is all the hasher needs.
  */
 class HashingSlots {
-  private running = 0;
+  private readonly running: Record<HashPriority, number> = { first: 0, normal: 0 };
   private readonly waiting: Record<HashPriority, (() => void)[]> = { first: [], normal: [] };
 
   constructor(
@@ -46,35 +47,40 @@ class HashingSlots {
 
   /** Whether new work would have to wait in a line that is already full. */
   full(priority: HashPriority): boolean {
-    if (this.running < this.limit(priority)) return false;
+    if (this.canStart(priority)) return false;
     return priority === 'first'
       ? this.waiting.first.length >= this.waitingPerSlot
       : this.waiting.normal.length >= this.size * this.waitingPerSlot;
   }
 
   async run<T>(priority: HashPriority, task: () => Promise<T>): Promise<T> {
-    if (this.running < this.limit(priority)) this.running++;
-    // else wake() takes the slot for us.
+    if (this.canStart(priority)) this.running[priority]++;
+    // else start() takes the slot for us.
     else await new Promise<void>((resolve) => this.waiting[priority].push(resolve));
     try {
       return await task();
     } finally {
-      this.running--;
-      this.wake();
+      this.running[priority]--;
+      this.startWaiting();
     }
   }
 
-  private limit(priority: HashPriority): number {
-    return priority === 'first' ? this.size + 1 : this.size;
+  private canStart(priority: HashPriority): boolean {
+    const running = this.running.first + this.running.normal;
+    if (priority === 'first') return running < this.size + 1;
+    return running < this.size && this.running.first + this.waiting.first.length === 0;
   }
 
-  private wake(): void {
-    const line = (['first', 'normal'] as const).find(
-      (p) => this.waiting[p].length > 0 && this.running < this.limit(p),
-    );
-    if (!line) return;
-    this.running++;
-    this.waiting[line].shift()!();
+  private startWaiting(): void {
+    for (;;) {
+      const line = (['first', 'normal'] as const).find(
+        (p) => this.waiting[p].length > 0 && this.canStart(p),
+      );
+      if (!line) return;
+      const next = this.waiting[line].shift()!;
+      this.running[line]++;
+      next();
+    }
   }
 }
 

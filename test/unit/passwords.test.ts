@@ -106,6 +106,26 @@ describe('password hashing', () => {
       expect(order).toEqual(['n1', 'f1', 'f2', 'n2']);
     });
 
+    it('while a known device holds its slot, then no other hash starts beside it', async () => {
+      const hasher = new PasswordHasher({ concurrency: 1 });
+      const { order, verify } = turns(hasher);
+      let open = () => {};
+      const held = new Promise<void>((resolve) => (open = resolve));
+      const n1 = verify('n1', 'normal');
+      const f1 = hasher.verify('a password', legacyHash('a password'), {
+        priority: 'first',
+        whenItsTurn: () => held,
+      });
+      const n2 = verify('n2', 'normal');
+      await n1;
+      await new Promise((resolve) => setImmediate(resolve));
+      // n1's slot is free, yet n2 waits for the known device.
+      expect(order).toEqual(['n1']);
+      open();
+      await Promise.all([f1, n2]);
+      expect(order).toEqual(['n1', 'n2']);
+    });
+
     it("when the others' line is full, then a known device is still taken; when its own line is full, it is refused with 503", async () => {
       const { verify } = turns(new PasswordHasher({ concurrency: 1, waitingPerSlot: 0 }));
       const outcomes = await Promise.allSettled([
