@@ -2,13 +2,16 @@
  * A real user's sign-in and an unrelated API call (`GET /api/users/me`) while 20 connections send
  * wrong passwords, as ratios of the same calls with no flood, measured in the same run:
  *
- *   npm run bench:signin -- --duration 15 --connections 20 --rounds 1
+ *   npm run bench:signin -- --duration 20 --rounds 2
  *
  * Three floods: one account from one source (the attack in issue 21), many accounts from one
- * source, and many accounts from many sources (a botnet: no throttle applies, only the hashing
- * limit). Sources are told apart by X-Forwarded-For, with TRUST_PROXY=loopback.
+ * source, and many accounts from many sources (a botnet: no per-source streak catches it, the
+ * failure budget per process does). Sources are told apart by X-Forwarded-For, with
+ * TRUST_PROXY=loopback. The user signs in from their usual browser, as a browser would: with the
+ * device cookie their first sign-in was given.
  */
 import { randomUUID } from 'node:crypto';
+import { loadavg } from 'node:os';
 import { options, post, withBenchServer } from './support/harness';
 import { pct } from './support/latency';
 
@@ -37,29 +40,36 @@ type Flood = { email: () => string; source: () => string } | undefined;
 
 const randomOctet = () => Math.floor(Math.random() * 256);
 
-async function phase(url: string, token: string, email: string, flood: Flood) {
+const login = (url: string, who: string, password: string, source: string, cookie = '') =>
+  fetch(`${url}/api/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-forwarded-for': source, cookie },
+    body: JSON.stringify({ email: who, password }),
+  });
+
+interface User {
+  email: string;
+  token: string;
+  deviceCookie: string;
+}
+
+async function phase(url: string, user: User, flood: Flood) {
   const until = performance.now() + options.duration * 1000;
   const stop = () => performance.now() > until;
-  const login = (who: string, password: string, source: string) =>
-    fetch(`${url}/api/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-forwarded-for': source },
-      body: JSON.stringify({ email: who, password }),
-    });
   const answers: Record<number, number> = {};
   const floods = flood
     ? Array.from({ length: options.connections }, async () => {
         while (!stop()) {
-          const res = await login(flood.email(), 'not the password', flood.source());
+          const res = await login(url, flood.email(), 'not the password', flood.source());
           await res.arrayBuffer();
           answers[res.status] = (answers[res.status] ?? 0) + 1;
         }
       })
     : [];
   const [signIn, me] = await Promise.all([
-    loop(stop, () => login(email, PASSWORD, USER_SOURCE)),
+    loop(stop, () => login(url, user.email, PASSWORD, USER_SOURCE, user.deviceCookie)),
     loop(stop, () =>
-      fetch(`${url}/api/users/me`, { headers: { authorization: `Bearer ${token}` } }),
+      fetch(`${url}/api/users/me`, { headers: { authorization: `Bearer ${user.token}` } }),
     ),
     ...floods,
   ]);
@@ -72,11 +82,15 @@ void withBenchServer(async ({ url }) => {
   for (const who of [email, victim]) {
     await post(`${url}/api/auth/signup`, { email: who, password: PASSWORD });
   }
-  const { token } = (await post(
-    `${url}/api/auth/login`,
-    { email, password: PASSWORD },
-    { 'x-forwarded-for': USER_SOURCE },
-  )) as { token: string };
+  const first = await login(url, email, PASSWORD, USER_SOURCE);
+  const { token } = (await first.json()) as { token: string };
+  const deviceCookie = first.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0]!)
+    .find((c) => c.startsWith('svc_device='));
+  if (!first.ok || !deviceCookie)
+    throw new Error(`first sign-in: ${first.status}, no device cookie`);
+  const user: User = { email, token, deviceCookie };
 
   const floods: Record<string, Flood> = {
     'no flood (idle)': undefined,
@@ -91,7 +105,10 @@ void withBenchServer(async ({ url }) => {
     },
   };
   console.log(
-    `\n${options.connections} flood connections, ${options.duration} s per phase, ` +
+    `\nload average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')} before the run; ` +
+      `${options.connections} flood connections, ${options.duration} s per phase, ` +
       `${options.rounds} round(s); the user's sign-ins and /users/me run one at a time throughout\n`,
   );
   console.log(
@@ -102,7 +119,7 @@ void withBenchServer(async ({ url }) => {
     let idle: { signIn: number; me: number } | undefined;
     for (const [name, flood] of Object.entries(floods)) {
       console.error(`round ${round}/${options.rounds}: ${name} for ${options.duration} s…`);
-      const { signIn, me, answers } = await phase(url, token, email, flood);
+      const { signIn, me, answers } = await phase(url, user, flood);
       const p = (sorted: number[], at: number) => (sorted.length ? pct(sorted, at) : NaN);
       const [signInP50, meP50] = [p(signIn.latencies, 50), p(me.latencies, 50)];
       idle ??= { signIn: signInP50, me: meP50 };
@@ -118,4 +135,9 @@ void withBenchServer(async ({ url }) => {
       );
     }
   }
+  console.log(
+    `\nload average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')} after the run`,
+  );
 }, 'api');

@@ -4,7 +4,8 @@ import { API, API_OPERATIONS } from './api';
 import { AuthService } from './accounts/auth.service';
 import { InvitesRepository } from './accounts/invites.repository';
 import { LoginFailuresRepository } from './accounts/login-failures.repository';
-import { LoginThrottle } from './accounts/login-throttle';
+import { KnownDevicesRepository } from './accounts/known-devices.repository';
+import { FailureBudget, LoginThrottle } from './accounts/login-throttle';
 import { PasswordHasher } from './accounts/passwords';
 import { SessionsRepository } from './accounts/sessions.repository';
 import { UsersRepository } from './accounts/users.repository';
@@ -116,7 +117,12 @@ export function createApp({
     sessions: new SessionsRepository(mongo.db),
     invites: new InvitesRepository(mongo.db),
     hasher: new PasswordHasher({ concurrency: config.PASSWORD_HASHING_CONCURRENCY }),
-    throttle: new LoginThrottle(new LoginFailuresRepository(mongo.db), clock),
+    throttle: new LoginThrottle(
+      new LoginFailuresRepository(mongo.db),
+      new KnownDevicesRepository(mongo.db),
+      new FailureBudget(config.LOGIN_FAILURES_PER_MINUTE, clock),
+      clock,
+    ),
     clock,
     sessionTtlMs: config.SESSION_TTL_HOURS * HOUR_MS,
     refreshTtlMs: config.REFRESH_TTL_DAYS * 24 * HOUR_MS,

@@ -103,6 +103,14 @@ const configSchema = z.object({
     description:
       'Password hashes computed at once per API process (each takes a core and 128 MiB); up to 8 per slot wait, more get 503 `login_busy`',
   }),
+  /**
+   * Failed sign-ins per minute per API process from browsers not known to the account; beyond
+   * it, such sign-ins get 429 login_throttled until the minute's count falls (a botnet flood).
+   */
+  LOGIN_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(10).meta({
+    description:
+      "Failed sign-ins per minute per API process from browsers not known to the account (no device cookie); beyond it such sign-ins get 429 `login_throttled` until the minute's count falls, while known browsers still sign in (see the threat model)",
+  }),
   /** When set, `GET /metrics` needs `Authorization: Bearer <METRICS_TOKEN>`. */
   METRICS_TOKEN: optional(
     z.string().regex(/^[A-Za-z0-9_-]{16,128}$/, '16–128 of A-Z a-z 0-9 _ -'),

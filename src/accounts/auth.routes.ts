@@ -5,9 +5,11 @@ import type { Config } from '../config';
 import { AppError } from '../http/errors';
 import { operationsFor } from '../http/operation';
 import { bearerToken } from '../http/session-auth';
-import type { AuthService, IssuedSession } from './auth.service';
+import type { AuthService, IssuedSession, SignIn } from './auth.service';
 
 export const REFRESH_COOKIE = 'svc_refresh';
+/** Marks a browser that signed in before (see LoginThrottle): its sign-ins skip the flood defences. */
+export const DEVICE_COOKIE = 'svc_device';
 
 export const newPassword = z.string().min(12, 'must be at least 12 characters').max(256);
 
@@ -97,23 +99,23 @@ export const authOperations = [
     operationId: 'logIn',
     method: 'post',
     path: '/api/auth/login',
-    summary: 'Log in: a session token and the refresh cookie',
+    summary: 'Log in: a session token, the refresh cookie and, from a new browser, a device cookie',
     description:
-      'Sets the `svc_refresh` cookie too. A wrong password and an unknown email get the same 401; repeated failures are throttled.',
+      'Sets the `svc_refresh` cookie too, and `svc_device` the first time a browser signs in to this email (its later sign-ins skip the flood defences). A wrong password and an unknown email get the same 401; repeated failures are throttled.',
     auth: 'none',
     body: loginSchema,
     success: { status: 200, description: '`{token, user_id, expires_at}`' },
     response: sessionView,
     errors: {
       401: 'Invalid email or password',
-      429: 'Too many failed sign-ins for this email or from this address (`login_throttled`, `Retry-After`)',
+      429: 'Too many failed sign-ins for this email, from this address, from this known device, or (from browsers not known to the email) in this minute (`login_throttled`, `Retry-After`)',
       503: BUSY,
     },
     examples: { body: { email: 'me@example.com', password: 'correct horse battery' } },
     handler: async ({ body: { email, password }, req, res }, { auth, config, refused }) => {
-      let session: IssuedSession;
+      let session: SignIn;
       try {
-        session = await auth.login(email, password, req.ip);
+        session = await auth.login(email, password, req.ip, cookieOf(req.cookies, DEVICE_COOKIE));
       } catch (err) {
         // A decoy password (or any canary string) tried here fires, whichever email came with it,
         // also while the sign-in is held back.
@@ -121,6 +123,12 @@ export const authOperations = [
           await refused(req, 'password', [password]);
         }
         throw err;
+      }
+      if (session.newDevice) {
+        res.cookie(DEVICE_COOKIE, session.newDevice.token, {
+          ...cookieOptions(config),
+          expires: session.newDevice.expiresAt,
+        });
       }
       return sendSession(res, config, session);
     },
@@ -169,6 +177,10 @@ export const authOperations = [
 ];
 
 function refreshCookie(cookies: unknown): string | undefined {
-  const value = (cookies as Record<string, unknown> | undefined)?.[REFRESH_COOKIE];
+  return cookieOf(cookies, REFRESH_COOKIE);
+}
+
+function cookieOf(cookies: unknown, name: string): string | undefined {
+  const value = (cookies as Record<string, unknown> | undefined)?.[name];
   return typeof value === 'string' && value.length > 0 ? value : undefined;
 }

@@ -2,8 +2,8 @@ import type { Clock } from '../clock';
 import { AppError } from '../http/errors';
 import { newId } from '../ids';
 import type { InvitesRepository } from './invites.repository';
-import type { LoginThrottle } from './login-throttle';
-import type { PasswordHasher } from './passwords';
+import type { LoginThrottle, NewDevice, SignInAttempt } from './login-throttle';
+import type { PasswordHasher, Verification } from './passwords';
 import type { Session, SessionsRepository } from './sessions.repository';
 import { newSecretToken, tokenDigest } from './tokens';
 import { EmailTakenError, type User, type UsersRepository } from './users.repository';
@@ -15,6 +15,9 @@ export interface IssuedSession {
   expiresAt: Date;
   refreshExpiresAt: Date;
 }
+
+/** A session, and the device cookie to set when the browser was not known yet. */
+export type SignIn = IssuedSession & { newDevice?: NewDevice };
 
 export interface SessionPrincipal {
   userId: string;
@@ -87,39 +90,57 @@ export class AuthService {
 
   /**
    * Unknown email and wrong password give the same answer after the same amount of work, and
-   * count towards the same throttle; a held-back name or source is refused before any hashing.
+   * count towards the same throttle and failure budget; a held-back name, source or device, or
+   * a spent budget, is refused before any hashing. `deviceToken` is the browser's device cookie:
+   * a sign-in without a live one for this email hands out a new one.
    */
-  async login(email: string, password: string, source: string | undefined): Promise<IssuedSession> {
-    const normalised = normaliseEmail(email);
-    return this.deps.throttle.attempt(normalised, source, () =>
-      this.checkedLogin(normalised, password, source),
-    );
-  }
-
-  private async checkedLogin(
-    normalised: string,
+  async login(
+    email: string,
     password: string,
     source: string | undefined,
-  ): Promise<IssuedSession> {
+    deviceToken?: string,
+  ): Promise<SignIn> {
+    const { throttle } = this.deps;
+    const normalisedEmail = normaliseEmail(email);
+    const device = await throttle.recognise(normalisedEmail, deviceToken);
+    const who: SignInAttempt = { normalisedEmail, source, device };
+    return throttle.attempt(who, () => this.checkedLogin(who, password));
+  }
+
+  private async checkedLogin(who: SignInAttempt, password: string): Promise<SignIn> {
     const { users, hasher, throttle } = this.deps;
-    const throttled = () => throttle.check(normalised, source);
-    await throttled();
-    const user = await users.findByEmail(normalised);
-    const stored = user?.passwordHash ?? (await hasher.decoyHash());
-    const { valid, outdated } = await hasher.verify(password, stored, throttled);
-    if (!user || !valid) {
-      await throttle.failed(normalised, source);
+    const notFailed = throttle.admit(who);
+    let user: User | null;
+    let verification: Verification;
+    try {
+      await throttle.check(who);
+      user = await users.findByEmail(who.normalisedEmail);
+      const stored = user?.passwordHash ?? (await hasher.decoyHash());
+      verification = await hasher.verify(password, stored, {
+        whenItsTurn: () => throttle.check(who),
+        priority: who.device ? 'first' : 'normal',
+      });
+    } catch (err) {
+      notFailed();
+      throw err;
+    }
+    if (!user || !verification.valid) {
+      await throttle.failed(who);
       throw new AppError(401, INVALID_LOGIN);
     }
-    await throttle.succeeded(normalised);
+    notFailed();
+    await throttle.succeeded(who);
     const now = this.deps.clock();
-    if (outdated) await users.setPasswordHash(user.id, await hasher.hash(password), now, stored);
+    if (verification.outdated) {
+      await users.setPasswordHash(user.id, await hasher.hash(password), now, user.passwordHash);
+    }
 
     await this.deps.sessions.deleteExpired(user.id, now);
     const { secrets, issue } = this.newSecrets(now);
     const session: Session = { id: newId('ses'), userId: user.id, createdAt: now, ...secrets };
     await this.deps.sessions.create(session);
-    return issue(user.id);
+    const newDevice = who.device ? undefined : await throttle.rememberDevice(who.normalisedEmail);
+    return { ...issue(user.id), newDevice };
   }
 
   /**
@@ -154,14 +175,15 @@ export class AuthService {
     const { users, hasher, throttle, sessions, clock } = this.deps;
     const user = await users.findById(principal.userId);
     if (!user) throw new AppError(401, 'The account of this session no longer exists');
-    const throttled = () => throttle.check(user.email, source);
-    await throttle.attempt(user.email, source, async () => {
+    const who: SignInAttempt = { normalisedEmail: user.email, source };
+    const throttled = () => throttle.check(who);
+    await throttle.attempt(who, async () => {
       await throttled();
-      if (!(await hasher.verify(current, user.passwordHash, throttled)).valid) {
-        await throttle.failed(user.email, source);
+      if (!(await hasher.verify(current, user.passwordHash, { whenItsTurn: throttled })).valid) {
+        await throttle.failed(who);
         throw new AppError(403, 'current_password: does not match the account password');
       }
-      await throttle.succeeded(user.email);
+      await throttle.succeeded(who);
     });
     await users.setPasswordHash(user.id, await hasher.hash(next), clock());
     await sessions.deleteAllOf(user.id, principal.sessionId);

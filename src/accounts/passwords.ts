@@ -1,5 +1,4 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
-import pLimit from 'p-limit';
 import { AppError } from '../http/errors';
 
 /**
@@ -21,8 +20,68 @@ export interface Verification {
 export interface HasherOptions {
   /** Hashes computed at once (each takes a core and 128 MiB); the rest wait their turn. */
   concurrency: number;
-  /** Hashes allowed to wait per running slot; beyond that a sign-in is refused at once with 503. */
+  /**
+   * Hashes allowed to wait per running slot (and in the known devices' line, as many as for one
+   * slot); beyond that a sign-in is refused at once with 503.
+   */
   waitingPerSlot?: number;
+}
+
+/** `first`: a sign-in from a known device, which has a slot of its own and goes ahead of the rest. */
+export type HashPriority = 'first' | 'normal';
+
+/**
+ * A counting semaphore with two waiting lines: `normal` work may use `size` slots, `first` work
+ * one more, reserved for it. While `first` work runs or waits, no `normal` work starts, so a
+ * known device's hash shares the cores with at most the hashes already running. p-limit has a
+ * single FIFO line, and p-queue's priorities need ES modules; this is all the hasher needs.
+ */
+class HashingSlots {
+  private readonly running: Record<HashPriority, number> = { first: 0, normal: 0 };
+  private readonly waiting: Record<HashPriority, (() => void)[]> = { first: [], normal: [] };
+
+  constructor(
+    private readonly size: number,
+    private readonly waitingPerSlot: number,
+  ) {}
+
+  /** Whether new work would have to wait in a line that is already full. */
+  full(priority: HashPriority): boolean {
+    if (this.canStart(priority)) return false;
+    return priority === 'first'
+      ? this.waiting.first.length >= this.waitingPerSlot
+      : this.waiting.normal.length >= this.size * this.waitingPerSlot;
+  }
+
+  async run<T>(priority: HashPriority, task: () => Promise<T>): Promise<T> {
+    if (this.canStart(priority)) this.running[priority]++;
+    // else start() takes the slot for us.
+    else await new Promise<void>((resolve) => this.waiting[priority].push(resolve));
+    try {
+      return await task();
+    } finally {
+      this.running[priority]--;
+      this.startWaiting();
+    }
+  }
+
+  private canStart(priority: HashPriority): boolean {
+    const running = this.running.first + this.running.normal;
+    if (priority === 'first') return running < this.size + 1;
+    return running < this.size && this.running.first + this.waiting.first.length === 0;
+  }
+
+  private startWaiting(): void {
+    for (;;) {
+      const line = (['first', 'normal'] as const).find(
+        (p) => this.waiting[p].length > 0 && this.canStart(p),
+      );
+      if (!line) return;
+      const next = this.waiting[line].shift()!;
+      this.running[line]++;
+      next();
+    }
+  }
 }
 
 /**
@@ -31,14 +90,11 @@ export interface HasherOptions {
  * share) from the other requests.
  */
 export class PasswordHasher {
-  private readonly slots: pLimit.Limit;
-  /** Running plus waiting hashes. */
-  private readonly capacity: number;
+  private readonly slots: HashingSlots;
   private decoy: Promise<string> | undefined;
 
   constructor(options: HasherOptions) {
-    this.slots = pLimit(options.concurrency);
-    this.capacity = options.concurrency * (1 + (options.waitingPerSlot ?? 8));
+    this.slots = new HashingSlots(options.concurrency, options.waitingPerSlot ?? 8);
   }
 
   /** Self-describing `scrypt$<logN>$<r>$<p>$<salt>$<key>` so parameters can be raised later. */
@@ -63,17 +119,19 @@ export class PasswordHasher {
   /**
    * `whenItsTurn` runs once a slot is free, just before hashing, and may throw to give the slot
    * up: a sign-in that waited behind a flood is checked against the throttle again, so attempts
-   * held back meanwhile cost no hash.
+   * held back meanwhile cost no hash. `first` (a known device) has a slot of its own beyond the
+   * others and goes ahead of every waiting `normal` hash, so a flood of other sign-ins does not
+   * hold it up.
    */
   async verify(
     password: string,
     stored: string,
-    whenItsTurn?: () => Promise<void>,
+    turn: { whenItsTurn?: () => Promise<void>; priority?: HashPriority } = {},
   ): Promise<Verification> {
     const parsed = parseStored(stored);
     if (!parsed) return { valid: false, outdated: false };
     const options = { N: 2 ** parsed.costLog2, r: parsed.blockSize, p: parsed.parallelism };
-    const actual = await this.derive(password, parsed.salt, options, whenItsTurn);
+    const actual = await this.derive(password, parsed.salt, options, turn);
     const valid = actual.length === parsed.key.length && timingSafeEqual(actual, parsed.key);
     return { valid, outdated: isOutdated(parsed) };
   }
@@ -88,10 +146,12 @@ export class PasswordHasher {
     password: string,
     salt: Buffer,
     options: ScryptOptions,
-    whenItsTurn?: () => Promise<void>,
+    {
+      whenItsTurn,
+      priority = 'normal',
+    }: { whenItsTurn?: () => Promise<void>; priority?: HashPriority } = {},
   ): Promise<Buffer> {
-    // p-limit starts queued work a microtask later, so count running and queued together.
-    if (this.slots.activeCount + this.slots.pendingCount >= this.capacity) {
+    if (this.slots.full(priority)) {
       throw new AppError(
         503,
         {
@@ -102,7 +162,7 @@ export class PasswordHasher {
         { 'Retry-After': '1' },
       );
     }
-    return this.slots(async () => {
+    return this.slots.run(priority, async () => {
       await whenItsTurn?.();
       return new Promise<Buffer>((resolve, reject) => {
         scrypt(password, salt, KEY_LENGTH, { ...options, maxmem: MAX_MEMORY }, (err, key) =>

@@ -1,4 +1,5 @@
 import { invitesIndexes } from '../accounts/invites.repository';
+import { knownDevicesIndexes } from '../accounts/known-devices.repository';
 import { loginFailuresIndexes } from '../accounts/login-failures.repository';
 import { retiredRefreshesIndexes, sessionsIndexes } from '../accounts/sessions.repository';
 import { usersIndexes } from '../accounts/users.repository';
@@ -26,6 +27,7 @@ export const ALL_INDEXES: readonly CollectionIndexes[] = [
   sessionsIndexes,
   retiredRefreshesIndexes,
   loginFailuresIndexes,
+  knownDevicesIndexes,
   invitesIndexes,
   apiKeysIndexes,
   keySlotsIndexes,

@@ -2,7 +2,14 @@ import { connect } from 'node:net';
 import { scryptSync } from 'node:crypto';
 import request from 'supertest';
 import { answerClientErrors } from '../../src/http/client-errors';
-import { PASSWORD, refreshCookieOf, signUpAndLogIn, uniqueEmail } from '../support/accounts';
+import { LOGIN_THROTTLE } from '../../src/accounts/login-throttle';
+import {
+  deviceCookieOf,
+  PASSWORD,
+  refreshCookieOf,
+  signUpAndLogIn,
+  uniqueEmail,
+} from '../support/accounts';
 import { createTestApp, manualClock, testConfig, type TestApp } from '../support/test-app';
 
 // Many tests here hash tens of passwords at OWASP's scrypt cost (128 MiB each, one at a time); on a
@@ -101,6 +108,51 @@ describe('sign-in throttling', () => {
     expect(rehashed).toMatch(/^scrypt\$17\$8\$1\$/);
     expect((await login(email, PASSWORD, newSource())).status).toBe(200);
     expect((await login(email, 'wrong password', newSource())).status).toBe(401);
+  });
+});
+
+describe('known devices (device cookies)', () => {
+  const loginFrom = (email: string, password: string, cookie: string) =>
+    login(email, password, newSource()).set('Cookie', cookie);
+  async function knownBrowser() {
+    const { email } = await signUpAndLogIn(t.app);
+    const cookie = deviceCookieOf(await login(email, PASSWORD, newSource()));
+    expect(cookie).toBeTruthy();
+    return { email, cookie: cookie! };
+  }
+
+  it('when an attacker has locked the account from elsewhere, then its owner still signs in from their known browser', async () => {
+    const { email, cookie } = await knownBrowser();
+    const attacker = newSource();
+    for (let i = 0; i < LOGIN_THROTTLE.account.free; i++) {
+      expect((await login(email, 'wrong password', attacker)).status).toBe(401);
+    }
+    expect((await login(email, PASSWORD, newSource())).status).toBe(429);
+    const res = await loginFrom(email, PASSWORD, cookie);
+    expect(res.status).toBe(200);
+    expect(deviceCookieOf(res)).toBeUndefined();
+  });
+
+  it('when a known browser itself fails 5 times (a stolen cookie guessing), then it is throttled by its own streak', async () => {
+    const { email, cookie } = await knownBrowser();
+    for (let i = 0; i < LOGIN_THROTTLE.account.free; i++) {
+      expect((await loginFrom(email, 'wrong password', cookie)).status).toBe(401);
+    }
+    const res = await loginFrom(email, PASSWORD, cookie);
+    expect(res.status).toBe(429);
+    expect(res.headers['retry-after']).toBe('1');
+    expect(res.body.detail.error).toBe('login_throttled');
+    // Those failures were the cookie's, not the account's: another browser is not held back.
+    expect((await login(email, PASSWORD, newSource())).status).toBe(200);
+  });
+
+  it('when the device cookie has expired, then the browser is a new one again and gets a new cookie', async () => {
+    const { email, cookie } = await knownBrowser();
+    clock.advance(LOGIN_THROTTLE.knownDeviceTtlMs + 1);
+    const res = await loginFrom(email, PASSWORD, cookie);
+    expect(res.status).toBe(200);
+    expect(deviceCookieOf(res)).toBeTruthy();
+    expect(deviceCookieOf(res)).not.toBe(cookie);
   });
 });
 
@@ -297,6 +349,21 @@ describe('every answer is JSON with a detail and an X-Request-ID', () => {
       .get('/api/threat-events?limit=0')
       .set('Authorization', `Bearer ${token}`);
     expect(wrong.body.detail).toMatch(/^query\.limit: /);
+  });
+
+  it('when a time range ends before it starts, then 422 names query.until, on threat events and the threat log', async () => {
+    const { token } = await signUpAndLogIn(t.app);
+    for (const path of ['/api/threat-events', '/api/threat-log']) {
+      const res = await request(t.app)
+        .get(`${path}?since=2026-11-23T23:16:01Z&until=2026-11-23T23:14:01Z`)
+        .set('Authorization', `Bearer ${token}`);
+      expect(res.status).toBe(422);
+      expect(res.body.detail).toBe('query.until: not before since');
+      const same = await request(t.app)
+        .get(`${path}?since=2026-11-23T23:14:01Z&until=2026-11-23T23:14:01Z`)
+        .set('Authorization', `Bearer ${token}`);
+      expect(same.status).toBe(200);
+    }
   });
 
   it('when a body field inside a list is wrong, then 422 names body.<field>[<index>]', async () => {

@@ -17,8 +17,17 @@ export function uniqueEmail(): string {
 }
 
 export function refreshCookieOf(res: request.Response): string | undefined {
+  return cookiePairOf(res, 'svc_refresh');
+}
+
+/** The `svc_device=<value>` pair a sign-in from a browser not known yet is given. */
+export function deviceCookieOf(res: request.Response): string | undefined {
+  return cookiePairOf(res, 'svc_device');
+}
+
+function cookiePairOf(res: request.Response, name: string): string | undefined {
   const cookies = ([] as string[]).concat(res.headers['set-cookie'] ?? []);
-  return cookies.find((c) => c.startsWith('svc_refresh='))?.split(';')[0];
+  return cookies.find((c) => c.startsWith(`${name}=`))?.split(';')[0];
 }
 
 /** Signs up a fresh account and logs it in, through the real routes. */

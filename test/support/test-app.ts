@@ -50,6 +50,8 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     // queue them past its limit and answer 503 login_busy, which test/unit/passwords.test.ts covers.
     PASSWORD_HASHING_CONCURRENCY: '4',
     TRIPWIRE_JOURNAL_DIR: mkdtempSync(join(tmpdir(), 'tripwire-journal-')),
+    // Test files fail many sign-ins on purpose; the tests of the budget set their own.
+    LOGIN_FAILURES_PER_MINUTE: '100000',
     ...overrides,
   });
 }

@@ -38,6 +38,7 @@ describe('loadConfig', () => {
       COOKIE_SECURE: true,
       SIGNUP_MODE: 'open',
       PASSWORD_HASHING_CONCURRENCY: 1,
+      LOGIN_FAILURES_PER_MINUTE: 10,
       CONSOLE_DIR: 'dist/console',
       ALLOW_PRIVATE_WEBHOOK_TARGETS: false,
       CHANNEL_TEST_CONCURRENCY: 4,
@@ -122,11 +123,13 @@ describe('loadConfig', () => {
         ...base,
         SIGNUP_MODE: 'sometimes',
         PASSWORD_HASHING_CONCURRENCY: '0',
+        LOGIN_FAILURES_PER_MINUTE: 'many',
         METRICS_TOKEN: 'short',
         DOCS_TOKEN: 'has spaces in it, which no header can carry',
       });
     expect(load).toThrow(/SIGNUP_MODE: /);
     expect(load).toThrow(/PASSWORD_HASHING_CONCURRENCY: /);
+    expect(load).toThrow(/LOGIN_FAILURES_PER_MINUTE: Expected a number/);
     expect(load).toThrow(/METRICS_TOKEN: 16–128/);
     expect(load).toThrow(/DOCS_TOKEN: 16–128/);
   });

@@ -49,6 +49,15 @@ describe('parseQuery', () => {
     expect(err).toMatchObject({ status: 422, detail: 'query.limit: given more than once' });
   });
 
+  it('when a query value is no number, then 422 says a number is expected rather than "received NaN"', () => {
+    for (const limit of ['abc', '1e', 'NaN']) {
+      expect(refusal({ limit })).toMatchObject({
+        status: 422,
+        detail: 'query.limit: Expected a number',
+      });
+    }
+  });
+
   it('when the query is right, then its parsed values come back', () => {
     expect(parseQuery(query, { limit: '7' })).toEqual({ limit: 7 });
     expect(parseQuery(query, {})).toEqual({ limit: 50 });

@@ -1,5 +1,6 @@
 import {
   accountKey,
+  FailureBudget,
   LOGIN_THROTTLE,
   sourceKey,
   throttleDelayMs,
@@ -30,6 +31,48 @@ describe('login throttle policy', () => {
   it('when an email is keyed, then only its digest is kept, the same for any letter case given normalised', () => {
     expect(accountKey('me@example.com')).toMatch(/^account:[0-9a-f]{64}$/);
     expect(accountKey('me@example.com')).not.toContain('example');
+  });
+});
+
+describe('failure budget (every source, devices not known)', () => {
+  function budget(perMinute: number) {
+    let now = Date.parse('2026-03-01T12:00:00Z');
+    const failures = new FailureBudget(perMinute, () => new Date(now));
+    return { failures, advance: (ms: number) => (now += ms) };
+  }
+  const refusal = (take: () => unknown) => {
+    try {
+      take();
+    } catch (err) {
+      return err;
+    }
+    throw new Error('not refused');
+  };
+
+  it('when a minute has seen the budgeted failures, then the next attempt is refused with 429 login_throttled until the oldest is a minute old', () => {
+    const { failures, advance } = budget(3);
+    failures.take();
+    advance(10_000);
+    failures.take();
+    failures.take();
+    expect(refusal(() => failures.take())).toMatchObject({
+      status: 429,
+      detail: { error: 'login_throttled', retry_after_seconds: 50 },
+      headers: { 'Retry-After': '50' },
+    });
+    advance(50_000);
+    expect(() => failures.take()).not.toThrow();
+    expect(refusal(() => failures.take())).toMatchObject({ headers: { 'Retry-After': '10' } });
+  });
+
+  it('when an attempt turns out not to fail, then it gives its place back (once only)', () => {
+    const { failures } = budget(2);
+    const notFailed = failures.take();
+    failures.take();
+    notFailed();
+    notFailed();
+    failures.take();
+    expect(refusal(() => failures.take())).toMatchObject({ status: 429 });
   });
 });
 

@@ -76,4 +76,73 @@ describe('password hashing', () => {
       expect((r.reason as AppError).headers['Retry-After']).toBe('1');
     }
   });
+
+  describe('known devices', () => {
+    /** Verifies (N = 2^15, fast) in a line, noting when each one's turn to hash comes. */
+    function turns(hasher: PasswordHasher) {
+      const order: string[] = [];
+      const stored = legacyHash('a password');
+      const verify = (name: string, priority: 'first' | 'normal') =>
+        hasher.verify('a password', stored, {
+          priority,
+          whenItsTurn: () => Promise.resolve(void order.push(name)),
+        });
+      return { order, verify };
+    }
+
+    it("when the others' slots are taken and more wait, then a known device hashes at once in a slot of its own", async () => {
+      const { order, verify } = turns(new PasswordHasher({ concurrency: 1 }));
+      const all = [verify('n1', 'normal'), verify('n2', 'normal'), verify('n3', 'normal')];
+      all.push(verify('first', 'first'));
+      await Promise.all(all);
+      expect(order).toEqual(['n1', 'first', 'n2', 'n3']);
+    });
+
+    it('when known devices must wait too, then they go before every waiting other hash', async () => {
+      const { order, verify } = turns(new PasswordHasher({ concurrency: 1 }));
+      const all = [verify('n1', 'normal'), verify('f1', 'first'), verify('n2', 'normal')];
+      all.push(verify('f2', 'first'));
+      await Promise.all(all);
+      expect(order).toEqual(['n1', 'f1', 'f2', 'n2']);
+    });
+
+    it('while a known device holds its slot, then no other hash starts beside it', async () => {
+      const hasher = new PasswordHasher({ concurrency: 1 });
+      const { order, verify } = turns(hasher);
+      let open = () => {};
+      const held = new Promise<void>((resolve) => (open = resolve));
+      const n1 = verify('n1', 'normal');
+      const f1 = hasher.verify('a password', legacyHash('a password'), {
+        priority: 'first',
+        whenItsTurn: () => held,
+      });
+      const n2 = verify('n2', 'normal');
+      await n1;
+      await new Promise((resolve) => setImmediate(resolve));
+      // n1's slot is free, yet n2 waits for the known device.
+      expect(order).toEqual(['n1']);
+      open();
+      await Promise.all([f1, n2]);
+      expect(order).toEqual(['n1', 'n2']);
+    });
+
+    it("when the others' line is full, then a known device is still taken; when its own line is full, it is refused with 503", async () => {
+      const { verify } = turns(new PasswordHasher({ concurrency: 1, waitingPerSlot: 0 }));
+      const outcomes = await Promise.allSettled([
+        verify('n1', 'normal'),
+        verify('n2', 'normal'),
+        verify('f1', 'first'),
+        verify('f2', 'first'),
+      ]);
+      expect(outcomes.map((o) => o.status)).toEqual([
+        'fulfilled',
+        'rejected',
+        'fulfilled',
+        'rejected',
+      ]);
+      for (const o of outcomes.filter((o) => o.status === 'rejected')) {
+        expect(o.reason).toMatchObject({ status: 503, detail: { error: 'login_busy' } });
+      }
+    });
+  });
 });
