@@ -3,7 +3,8 @@
  * TEMPORAL_ADDRESS) MongoDB and the Temporal dev server with its Web UI, then the API and a worker;
  * prints the URLs once everything answers, and stops it all in order on Ctrl-C or SIGTERM.
  */
-import { resolve } from 'node:path';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import {
   provideMongo,
   provideTemporal,
@@ -62,6 +63,34 @@ async function waitForApi(timeoutMs: number): Promise<boolean> {
   return false;
 }
 
+/**
+ * A throw-away CA and a certificate for 127.0.0.1 and localhost in `.data/tls/`, made afresh at
+ * every start, for local HTTPS receivers (the README walkthrough's): alert channels take only
+ * https:// URLs, so the API and worker trust this CA besides any NODE_EXTRA_CA_CERTS already set.
+ * The CA's key is deleted once the certificate is signed: the trusted CA can sign nothing else.
+ */
+async function localReceiverTrust(): Promise<{ NODE_EXTRA_CA_CERTS?: string }> {
+  const dir = join(dataDir, 'tls');
+  try {
+    mkdirSync(dir, { recursive: true });
+    const { makeTestCa } = await import('./test-ca.mjs');
+    const { NODE_EXTRA_CA_CERTS: ca } = makeTestCa(dir, 30);
+    for (const spare of ['ca.key', 'ca.srl', 'server.csr', 'server.ext']) {
+      rmSync(join(dir, spare), { force: true });
+    }
+    const already = process.env.NODE_EXTRA_CA_CERTS;
+    if (!already) return { NODE_EXTRA_CA_CERTS: ca };
+    const bundle = join(dir, 'trusted.pem');
+    writeFileSync(bundle, `${readFileSync(already, 'utf8')}\n${readFileSync(ca, 'utf8')}`);
+    return { NODE_EXTRA_CA_CERTS: bundle };
+  } catch (err) {
+    console.warn(
+      `no certificate for local HTTPS receivers (is openssl installed?): ${err instanceof Error ? err.message : String(err)}`,
+    );
+    return {};
+  }
+}
+
 async function main(): Promise<void> {
   process.once('SIGINT', () => void stopAll(0));
   process.once('SIGTERM', () => void stopAll(0));
@@ -89,6 +118,9 @@ async function main(): Promise<void> {
     PORT: String(apiPort),
     MONGODB_URI: mongo.address,
     TEMPORAL_ADDRESS: temporal.address,
+    // Development only: alerts may go to receivers on this machine (see localReceiverTrust).
+    ALLOW_PRIVATE_WEBHOOK_TARGETS: process.env.ALLOW_PRIVATE_WEBHOOK_TARGETS ?? 'true',
+    ...(await localReceiverTrust()),
   };
   startNode('api', 'src/main.ts', env);
   startNode('worker', 'src/worker.ts', env);

@@ -1,10 +1,11 @@
 // A throw-away certificate authority and a server certificate for 127.0.0.1, ::1 and localhost, made
-// with openssl: for the tests' and benchmarks' HTTPS receivers, trusted through NODE_EXTRA_CA_CERTS.
+// with openssl: for the HTTPS receivers of the tests, the benchmarks and `npm run dev` (the README
+// walkthrough), trusted through NODE_EXTRA_CA_CERTS.
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-export function makeTestCa(dir) {
+export function makeTestCa(dir, days = 2) {
   const file = (name) => join(dir, name);
   const openssl = (...args) => execFileSync('openssl', args, { stdio: 'pipe' });
   openssl(
@@ -14,7 +15,7 @@ export function makeTestCa(dir) {
     'rsa:2048',
     '-nodes',
     '-days',
-    '2',
+    String(days),
     '-subj',
     '/CN=tripwire test CA',
     '-keyout',
@@ -46,7 +47,7 @@ export function makeTestCa(dir) {
     file('ca.key'),
     '-CAcreateserial',
     '-days',
-    '2',
+    String(days),
     '-extfile',
     file('server.ext'),
     '-out',
