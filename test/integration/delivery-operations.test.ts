@@ -232,7 +232,7 @@ describe('the Temporal UI', () => {
         'send to webhook "Ops receiver", attempt 1 of 3',
         'send to webhook "Old receiver", attempt 1 of 3',
         'record attempt 1 to webhook "Old receiver": 410',
-        'outcome of webhook "Old receiver": failed',
+        'record attempt 1 to webhook "Ops receiver": 200',
       ]),
     );
     // Visibility is eventually consistent: the operator's filter finds the alert once indexed.
