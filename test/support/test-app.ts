@@ -102,9 +102,14 @@ export async function createTestApp(
     checkpoints,
     signer,
     async close() {
-      await flush();
-      await mongo.db.dropDatabase();
-      await disconnect();
+      // Disconnect even when the flush or the drop fails (a test that stopped the database):
+      // a client left open keeps its heartbeat timer, and with it the whole Jest process, alive.
+      try {
+        await flush();
+        await mongo.db.dropDatabase();
+      } finally {
+        await disconnect();
+      }
     },
     disconnect,
   };
