@@ -111,23 +111,23 @@ export async function startProdLike(options: ProdLikeOptions): Promise<ProdLikeS
         ),
       );
     }
+    await Promise.all(apis.map((a) => answers(a.name, `${a.url}/readyz`, a.proc, 90_000)));
+    // One worker at a time: each binds its metrics port and, at start, a free port for the SDK's
+    // exporter; a port chosen for the next worker before the previous one bound its own could be
+    // the one that worker's exporter takes. Workers bundle their workflows before they poll:
+    // /healthz answers once they run.
     const workers: ProdLikeProcess[] = [];
     for (let i = 0; i < (options.workers ?? 3); i++) {
       const port = await freePort();
-      workers.push(
-        start(
-          `worker-${i + 1}`,
-          'src/worker.ts',
-          { WORKER_METRICS_PORT: String(port) },
-          `http://127.0.0.1:${port}`,
-        ),
+      const worker = start(
+        `worker-${i + 1}`,
+        'src/worker.ts',
+        { WORKER_METRICS_PORT: String(port) },
+        `http://127.0.0.1:${port}`,
       );
+      workers.push(worker);
+      await answers(worker.name, `${worker.url}/healthz`, worker.proc, 180_000);
     }
-    // Workers bundle their workflows before they poll: /healthz answers once they run.
-    await Promise.all([
-      ...apis.map((a) => answers(a.name, `${a.url}/readyz`, a.proc, 90_000)),
-      ...workers.map((w) => answers(w.name, `${w.url}/healthz`, w.proc, 180_000)),
-    ]);
     return { mongo, temporal, apis, workers, stop };
   } catch (err) {
     await stop();
