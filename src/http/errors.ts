@@ -7,10 +7,32 @@ import {
   MongoTopologyClosedError,
 } from 'mongodb';
 import { ZodError } from 'zod';
+import { DomainError, type ErrorDetail, type ErrorKind } from '../errors';
 import '../zod-messages';
 
-/** Structured `detail` bodies carry a stable `error` code (see the spec's Errors section). */
-export type ErrorDetail = string | ({ error: string } & Record<string, unknown>);
+export type { ErrorDetail };
+
+/** The one place a domain error's kind becomes an HTTP status. */
+const STATUS_OF_KIND: Record<ErrorKind, number> = {
+  malformed: 400,
+  invalid: 422,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  too_large: 413,
+  unsupported_media_type: 415,
+  quota_exceeded: 402,
+  rate_limited: 429,
+  unavailable: 503,
+  timed_out: 504,
+};
+
+function fromDomainError(err: DomainError): AppError {
+  const headers: Record<string, string> =
+    err.retryAfterSeconds === undefined ? {} : { 'Retry-After': String(err.retryAfterSeconds) };
+  return new AppError(STATUS_OF_KIND[err.kind], err.detail, headers);
+}
 
 /** An operational error: its status and detail go to the client as they are. */
 export class AppError extends Error {
@@ -87,6 +109,7 @@ function unavailableDependency(err: unknown): 'MongoDB' | 'Temporal' | null {
 
 function toAppError(err: unknown): AppError | undefined {
   if (err instanceof AppError) return err;
+  if (err instanceof DomainError) return fromDomainError(err);
   const dependency = unavailableDependency(err);
   if (dependency) {
     return new AppError(

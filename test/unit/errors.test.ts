@@ -1,5 +1,8 @@
+import express from 'express';
+import request from 'supertest';
 import { z } from 'zod';
-import { AppError, describeZodError } from '../../src/http/errors';
+import { DomainError } from '../../src/errors';
+import { AppError, describeZodError, errorHandler } from '../../src/http/errors';
 import { parseQuery } from '../../src/http/validate';
 
 describe('describeZodError', () => {
@@ -61,5 +64,40 @@ describe('parseQuery', () => {
   it('when the query is right, then its parsed values come back', () => {
     expect(parseQuery(query, { limit: '7' })).toEqual({ limit: 7 });
     expect(parseQuery(query, {})).toEqual({ limit: 50 });
+  });
+});
+
+describe('errorHandler', () => {
+  const answerTo = (err: unknown) => {
+    const app = express();
+    app.use((req, _res, next) => {
+      (req as { log?: unknown }).log = { warn: () => undefined, error: () => undefined };
+      next();
+    });
+    app.get('/', () => {
+      throw err;
+    });
+    app.use(errorHandler);
+    return request(app).get('/');
+  };
+
+  it('when a service throws a domain error, then its kind decides the status and the detail goes out as it is', async () => {
+    const res = await answerTo(new DomainError('not_found', 'No trap t1'));
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ detail: 'No trap t1' });
+  });
+
+  it('when a domain error says when to retry, then Retry-After carries it', async () => {
+    const detail = { error: 'burst_limit_exceeded', retry_after_seconds: 7 };
+    const res = await answerTo(new DomainError('rate_limited', detail, 7));
+    expect(res.status).toBe(429);
+    expect(res.headers['retry-after']).toBe('7');
+    expect(res.body).toEqual({ detail });
+  });
+
+  it('when an unexpected error escapes, then 500 says nothing of its message', async () => {
+    const res = await answerTo(new Error('connection string with a password'));
+    expect(res.status).toBe(500);
+    expect(res.body).toEqual({ detail: 'Internal server error' });
   });
 });
