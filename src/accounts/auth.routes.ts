@@ -1,10 +1,10 @@
-import type { RefusedCredential } from '../http/api-key-auth';
+import type { RefusedCredential } from '../auth/api-key-auth';
 import type { CookieOptions, Response } from 'express';
 import { z } from 'zod';
 import type { Config } from '../config';
 import { AppError } from '../http/errors';
 import { operationsFor } from '../http/operation';
-import { bearerToken } from '../http/session-auth';
+import { bearerToken } from '../auth/session-auth';
 import type { AuthService, IssuedSession, SignIn } from './auth.service';
 
 export const REFRESH_COOKIE = 'svc_refresh';

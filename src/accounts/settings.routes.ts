@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Clock } from '../clock';
-import { callerAccountId } from '../http/caller';
+import { callerAccountId } from '../auth/caller';
 import { AppError } from '../http/errors';
 import { operationsFor } from '../http/operation';
 import type { User, UsersRepository } from './users.repository';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { PLAN_IDS } from '../plans';
 import { AppError } from '../http/errors';
 import { operationsFor } from '../http/operation';
-import { sessionOf } from '../http/session-auth';
+import { sessionOf } from '../auth/session-auth';
 import type { AuthService } from './auth.service';
 import { newPassword } from './auth.routes';
 import type { UsersRepository } from './users.repository';

@@ -2,7 +2,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Response } from 'express';
 import { z } from 'zod';
 import type { Clock } from '../clock';
-import { callerAccountId, ownedByCaller } from '../http/caller';
+import { callerAccountId, ownedByCaller } from '../auth/caller';
 import { AppError } from '../http/errors';
 import { operationsFor } from '../http/operation';
 import { START_DEADLINE_MS, type Temporal } from '../temporal/client';

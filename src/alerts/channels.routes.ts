@@ -1,10 +1,10 @@
 import type { Response } from 'express';
 import { z } from 'zod';
 import type { Clock } from '../clock';
-import { ownedByCaller } from '../http/caller';
+import { ownedByCaller } from '../auth/caller';
 import { AppError } from '../http/errors';
 import { operationsFor } from '../http/operation';
-import { sessionOf } from '../http/session-auth';
+import { sessionOf } from '../auth/session-auth';
 import { resolveSafeTarget, UnsafeTargetError, type TargetPolicy } from './address-safety';
 import { requestIdOf } from '../http/request-id';
 import type { Temporal } from '../temporal/client';

@@ -3,7 +3,7 @@ import type { EvidenceRecord } from '../evidence/evidence.repository';
 import { chainReportView, type EvidenceService } from '../evidence/evidence.service';
 import { operationsFor } from '../http/operation';
 import { continueBelow, DEPRECATED_SEQ_QUERY, seqCursor, seqPageQuery } from '../http/pagination';
-import { sessionOf } from '../http/session-auth';
+import { sessionOf } from '../auth/session-auth';
 import {
   deliveryOutcomeData,
   KEY_AUDIT_ACTIONS,

@@ -1,7 +1,7 @@
 import type { RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import type { Clock } from '../clock';
-import { callerAccountId, ownedByCaller } from '../http/caller';
+import { callerAccountId, ownedByCaller } from '../auth/caller';
 import { operationsFor } from '../http/operation';
 import type { CanariesRepository, Canary } from './canaries.repository';
 import { CANARY_KINDS, makeDecoy, type CanaryKind, type DecoySettings } from './decoys';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ALERT_LEVELS, attackerSchema, mailServerSchema } from '../alerts/payload';
 import { evidenceRefView } from '../evidence/evidence.service';
-import { callerAccountId } from '../http/caller';
+import { callerAccountId } from '../auth/caller';
 import { operationsFor } from '../http/operation';
 import { cursorSchema, encodeCursor, limitSchema } from '../http/pagination';
 import { CANARY_KINDS } from './decoys';

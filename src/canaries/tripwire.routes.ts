@@ -1,6 +1,6 @@
 import express, { Router, type Express, type Request, type RequestHandler } from 'express';
-import type { RefusedCredential } from '../http/api-key-auth';
-import { authorization } from '../http/authorization';
+import type { RefusedCredential } from '../auth/api-key-auth';
+import { authorization } from '../auth/authorization';
 import { bind, mountOperations, operationsFor, type Auth } from '../http/operation';
 import { requestIdOf } from '../http/request-id';
 import type { Logger } from '../logger';

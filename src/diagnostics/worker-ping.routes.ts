@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { AppError } from '../http/errors';
 import { operationsFor } from '../http/operation';
 import { requestIdOf } from '../http/request-id';
-import { sessionOf } from '../http/session-auth';
+import { sessionOf } from '../auth/session-auth';
 import type { Temporal } from '../temporal/client';
 import { searchAttributes } from '../../workflows/shared';
 import type { workerPingWorkflow } from '../../workflows';

@@ -3,7 +3,7 @@ import type { UsersRepository } from '../accounts/users.repository';
 import type { Clock } from '../clock';
 import { operationsFor } from '../http/operation';
 import { continueBelow, DEPRECATED_SEQ_QUERY, seqCursor, seqPageQuery } from '../http/pagination';
-import { sessionOf } from '../http/session-auth';
+import { sessionOf } from '../auth/session-auth';
 import { evidenceExportView, sendExport } from './evidence-export';
 import { exportedRecord, exportedRecordView } from './evidence-record.view';
 import { exportQuery } from './evidence.routes';

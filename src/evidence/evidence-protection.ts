@@ -1,6 +1,6 @@
 import type { Response } from 'express';
 import { AppError } from '../http/errors';
-import '../http/caller';
+import '../auth/caller';
 
 const REFUSAL =
   'Deleting evidence needs a signed-in console session: no API key can delete evidence, whatever its scopes';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { UsersRepository } from '../accounts/users.repository';
 import type { Clock } from '../clock';
-import { callerAccountId, ownAccountOnly } from '../http/caller';
+import { callerAccountId, ownAccountOnly } from '../auth/caller';
 import { operationsFor } from '../http/operation';
 import { evidenceExportView, sendExport } from './evidence-export';
 import { refuseEvidenceDeletion } from './evidence-protection';

@@ -7,7 +7,7 @@ import type { EvidenceBoundRemoval } from '../canaries/evidence-bound-removal';
 import { HIT_VIAS, type ThreatsRepository } from '../canaries/threats.repository';
 import type { Clock } from '../clock';
 import { evidenceRefView } from '../evidence/evidence.service';
-import { callerAccountId, ownedByCaller } from '../http/caller';
+import { callerAccountId, ownedByCaller } from '../auth/caller';
 import { operationsFor } from '../http/operation';
 import { TRAP_KINDS, type Trap, type TrapKind, type TrapsRepository } from './traps.repository';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { operationsFor } from '../http/operation';
-import { sessionOf } from '../http/session-auth';
+import { sessionOf } from '../auth/session-auth';
 import type { ApiKey } from './api-keys.repository';
 import type { ApiKeysService } from './api-keys.service';
 import { MAX_SCOPES } from './scopes';

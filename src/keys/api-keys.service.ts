@@ -2,7 +2,7 @@ import type { SessionPrincipal } from '../accounts/auth.service';
 import type { AuditTrail } from '../audit/audit-trail';
 import type { Clock } from '../clock';
 import { AppError } from '../http/errors';
-import type { ApiKeyPrincipal } from '../http/caller';
+import type { ApiKeyPrincipal } from '../auth/caller';
 import { generateApiKey, parseApiKey, secretMatches } from './api-key-format';
 import { MAX_ACTIVE_KEYS, type ApiKey, type ApiKeysRepository } from './api-keys.repository';
 import { FreshReads } from './fresh-reads';

@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import { LRUCache } from 'lru-cache';
 import type { UsersRepository } from '../accounts/users.repository';
-import { callerAccountId } from '../http/caller';
+import { callerAccountId } from '../auth/caller';
 import { AppError } from '../http/errors';
 import type { PlanId } from '../plans';
 import type { Meter } from './meter';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { operationsFor } from '../http/operation';
-import { sessionOf } from '../http/session-auth';
+import { sessionOf } from '../auth/session-auth';
 import { PLAN_DISPLAY_NAMES, PLAN_IDS } from '../plans';
 import { usageRowView, type Meter } from './meter';
 import type { PlanLookup } from './metered';

@@ -8,7 +8,7 @@ import { presenterOf } from '../canaries/tripwire.routes';
 import type { Tripwires } from '../canaries/tripwires';
 import type { Clock } from '../clock';
 import { evidenceRefView } from '../evidence/evidence.service';
-import { callerAccountId, ownedByCaller } from '../http/caller';
+import { callerAccountId, ownedByCaller } from '../auth/caller';
 import { operationsFor } from '../http/operation';
 import type { DocumentsRepository, RagDocument } from './documents.repository';
 

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import { z } from 'zod';
-import { callerAccountId, ownAccountOnly } from '../http/caller';
+import { callerAccountId, ownAccountOnly } from '../auth/caller';
 import { operationsFor } from '../http/operation';
 import { continueBelow, DEPRECATED_SEQ_QUERY, seqPageQuery } from '../http/pagination';
 import {

@@ -5,8 +5,8 @@ import {
   sourceKey,
   throttleDelayMs,
 } from '../../src/accounts/login-throttle';
-import { authorization } from '../../src/http/authorization';
-import { bearerToken } from '../../src/http/session-auth';
+import { authorization } from '../../src/auth/authorization';
+import { bearerToken } from '../../src/auth/session-auth';
 
 describe('login throttle policy', () => {
   it('when an account name fails, then the first 4 failures cost nothing and each further one doubles the wait', () => {

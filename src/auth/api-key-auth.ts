@@ -3,8 +3,8 @@ import type { AuditTrailWriter } from '../audit/audit-trail.writer';
 import type { Clock } from '../clock';
 import type { ApiKeysService } from '../keys/api-keys.service';
 import { requiredScope, scopesGrant } from '../keys/scopes';
-import { AppError } from './errors';
-import { requestIdOf } from './request-id';
+import { AppError } from '../http/errors';
+import { requestIdOf } from '../http/request-id';
 import './caller';
 
 /** Told about every refused credential (canary tripwires); awaited before the refusal. */

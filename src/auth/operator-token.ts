@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { bearerToken } from './session-auth';
-import { AppError } from './errors';
+import { AppError } from '../http/errors';
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 

@@ -1,6 +1,6 @@
 import type { RequestHandler, Response } from 'express';
 import type { SessionPrincipal } from '../accounts/auth.service';
-import { AppError } from './errors';
+import { AppError } from '../http/errors';
 
 export interface ApiKeyPrincipal {
   keyId: string;

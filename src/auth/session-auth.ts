@@ -3,7 +3,7 @@ import type { AuthService, SessionPrincipal } from '../accounts/auth.service';
 import type { RefusedCredential } from './api-key-auth';
 import './caller';
 import { authorization } from './authorization';
-import { AppError } from './errors';
+import { AppError } from '../http/errors';
 
 /** The bearer token from `Authorization: Bearer <token>` (any letter case of the scheme). */
 export function bearerToken(header: string | undefined): string | undefined {
