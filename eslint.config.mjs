@@ -68,6 +68,24 @@ export default tseslint.config(
     },
   },
   {
+    // The console's bundle runs in the browser: it reads the server's view schemas as types only.
+    files: ['console/**/*.ts', 'console/**/*.tsx'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/src/**', '**/workflows/**', '**/activities/**'],
+              allowTypeImports: true,
+              message: 'the console imports server modules as types only (import type)',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Response bodies are `any` by nature in HTTP tests; the assertions check their shape.
     files: ['test/**/*.ts'],
     rules: {

@@ -1,153 +1,66 @@
-/** The API's answers as the console reads them (see /openapi.json for the full shapes). */
+/**
+ * The API's answers as the console reads them: the server's own view schemas, imported as types
+ * only, so a change to an answer fails the console's type check and the bundle holds no server
+ * code (eslint refuses a value import from the server here).
+ */
+import type { z } from 'zod';
+import type { sessionView } from '../../src/accounts/auth.routes';
+import type { settingsView } from '../../src/accounts/settings.routes';
+import type { meView } from '../../src/accounts/users.routes';
+import type {
+  bulkResendView,
+  channelListView,
+  channelTestView,
+  channelView,
+  deliveryListView,
+  resendView,
+} from '../../src/alerts/channels.routes';
+import type { canaryListView, canaryView } from '../../src/canaries/canaries.routes';
+import type { threatEventListView, threatEventView } from '../../src/canaries/threats.routes';
+import type { evidencePageView } from '../../src/evidence/console-evidence.routes';
+import type { chainReportView, recordVerificationView } from '../../src/evidence/evidence.service';
+import type { keyListView, keyView, newKeyView } from '../../src/keys/api-keys.routes';
+import type { usageView } from '../../src/metering/usage.routes';
 
-export interface Session {
-  token: string;
-  user_id: string;
-  expires_at: string;
-}
+type View<T extends z.ZodType> = z.output<T>;
 
-export interface Account {
-  user_id: string;
-  email: string;
-  plan: 'free' | 'pro' | 'enterprise';
-  created_at: string;
-}
+export type Session = View<typeof sessionView>;
+export type Account = View<typeof meView>;
+export type Settings = View<typeof settingsView>;
+export type Usage = View<typeof usageView>;
 
-export interface Usage {
-  plan: string;
-  plan_display_name: string;
-  metrics: { metric: string; used: number; limit: number; resets_at: string }[];
-}
+export type ApiKey = View<typeof keyView>;
+export type NewKey = View<typeof newKeyView>;
+export type KeyList = View<typeof keyListView>;
 
-export interface ApiKey {
-  id: string;
-  name: string;
-  prefix: string;
-  scopes: string[];
-  created_at: string;
-  last_used_at: string | null;
-}
+export type Channel = View<typeof channelView>;
+export type ChannelList = View<typeof channelListView>;
+export type DeliveryList = View<typeof deliveryListView>;
+export type Resent = View<typeof resendView>;
+export type BulkResent = View<typeof bulkResendView>;
+export type ChannelTest = View<typeof channelTestView>;
+export type AlertEvent = NonNullable<Channel['events']>[number];
+export type AlertLevel = NonNullable<Channel['minLevel']>;
 
-export interface Channel {
-  id: string;
-  kind: 'webhook' | 'slack' | 'discord' | 'teams' | 'pagerduty';
-  name: string;
-  url: string;
-  hasSecret: boolean;
-  disabled: boolean;
-  events: AlertEvent[] | null;
-  minLevel: AlertLevel | null;
-  standardWebhooks: boolean;
-  lastError: { message: string; status: number | null; at: string } | null;
-  lastDeliveryAt: string | null;
-  createdAt: string;
-}
+/**
+ * The event kinds, for the routing form: the bundle cannot import the server's list, so the
+ * record's keys must name exactly the server's kinds or the type check fails.
+ */
+const ALERT_EVENT_SET: Record<AlertEvent, true> = {
+  'canary.tripwire_triggered': true,
+  'canary.test_alert': true,
+};
+export const ALERT_EVENTS = Object.keys(ALERT_EVENT_SET) as AlertEvent[];
 
-export const ALERT_EVENTS = ['canary.tripwire_triggered', 'canary.test_alert'] as const;
-export type AlertEvent = (typeof ALERT_EVENTS)[number];
-export type AlertLevel = 'MEDIUM' | 'HIGH' | 'CRITICAL';
+export type Canary = View<typeof canaryView>;
+export type CanaryList = View<typeof canaryListView>;
+/** The kinds planted from the canaries page (rag markers are made by registering a document). */
+export type CanaryKind = Exclude<Canary['kind'], 'rag_marker'>;
 
-export interface Delivery {
-  deliveryId: string;
-  event: string;
-  resendOf: string | null;
-  outcome: string | null;
-  status: number | null;
-  error: string | null;
-  attempts: {
-    attempt: number;
-    at: string;
-    durationMs: number;
-    status: number | null;
-    error: string | null;
-    answer: { contentType: string | null; body: string } | null;
-  }[];
-  createdAt: string;
-  finishedAt: string | null;
-}
+export type ThreatEvent = View<typeof threatEventView>;
+export type ThreatEventPage = View<typeof threatEventListView>;
 
-export interface Resent {
-  deliveryId: string;
-  workflowId: string;
-  resendOf: string;
-}
-
-export interface ChannelTest {
-  outcome: string;
-  status: number | null;
-  error: string | null;
-}
-
-export type CanaryKind =
-  'api_key' | 'aws_access_key' | 'database_url' | 'url' | 'email' | 'dns' | 'kubeconfig';
-
-export interface Canary {
-  canary_id: string;
-  kind: CanaryKind | 'rag_marker';
-  memo: string | null;
-  platform: string | null;
-  value: string;
-  secret?: string;
-  files?: { path: string; content: string }[];
-  how_to_use: string;
-  created_at: string;
-  retired_at: string | null;
-  hit_count: number;
-  last_hit_at: string | null;
-}
-
-interface Place {
-  ip: string;
-  country: string;
-  city: string;
-  org: string;
-}
-
-export interface ThreatEvent {
-  threat_event_id: string;
-  canary_id: string;
-  canary_kind: string;
-  platform: string | null;
-  source: { ip: string; user_agent: string | null; via: string };
-  first_hit_at: string;
-  last_hit_at: string;
-  hit_count: number;
-  alert: {
-    alert_level: string;
-    risk_score: number;
-    risk_level: string;
-    interpretation: string;
-    memo: string;
-    attacker: Place & { type: string; abuseScore: number | null };
-    mail_server: Place | null;
-    resolver: Place | null;
-    sent_at: string;
-  } | null;
-}
-
-export interface EvidenceRecord {
-  log_id: string;
-  seq: number;
-  kind: string;
-  sealed_at: string;
-  content_hash: string | null;
-  data: Record<string, unknown>;
-}
-
-export interface Verification {
-  log_id: string;
-  verified: boolean;
-  tampered: boolean;
-  stored_hash: string | null;
-  recomputed_hash: string;
-  link: { holds: boolean };
-}
-
-export interface ChainReport {
-  intact: boolean;
-  records_checked: number;
-  head: { seq: number; hash: string } | null;
-  first_edited: { log_id: string; seq: number } | null;
-  first_broken_link: { log_id: string; seq: number } | null;
-  missing_seqs: { from: number; to: number }[];
-}
+export type EvidencePage = View<typeof evidencePageView>;
+export type EvidenceRecord = EvidencePage['records'][number];
+export type Verification = View<typeof recordVerificationView>;
+export type ChainReport = View<typeof chainReportView>;

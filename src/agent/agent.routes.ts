@@ -2,7 +2,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Response } from 'express';
 import { z } from 'zod';
 import type { Clock } from '../clock';
-import { callerAccountId, ownedByCaller } from '../auth/caller';
+import { callerAccountId, findOwned } from '../auth/caller';
 import { AppError } from '../http/errors';
 import { operationsFor } from '../http/operation';
 import { START_DEADLINE_MS, type Temporal } from '../temporal/client';
@@ -66,8 +66,8 @@ export interface AgentDeps {
   clock: Clock;
 }
 
-const owned = async (agents: AgentsRepository, res: Response, agentId: string) =>
-  ownedByCaller(res, await agents.findById(agentId), `agent ${agentId}`);
+const owned = (agents: AgentsRepository, res: Response, agentId: string) =>
+  findOwned(res, agents, agentId, `agent ${agentId}`);
 
 /** A watch that is gone (retired meanwhile) answers like an unknown agent. */
 async function toWatch(agentId: string, send: () => Promise<void>) {
@@ -157,7 +157,7 @@ export const agentOperations = [
     handler: async ({ params, res }, { agents, temporal, clock }) => {
       const agent = await owned(agents, res, params.agent_id!);
       await toWatch(agent.id, () => signalHeartbeat(temporal, agent.id));
-      await agents.recordHeartbeat(agent.id, clock());
+      await agents.recordHeartbeat(agent.accountId, agent.id, clock());
       return { agent_id: agent.id, received: true as const };
     },
   }),
@@ -192,7 +192,7 @@ export const agentOperations = [
       await toWatch(agent.id, () => retireAgentWatch(temporal, agent.id)).catch((err: unknown) => {
         if (!(err instanceof AppError)) throw err; // already stopped: still remove the record
       });
-      await agents.remove(agent.id);
+      await agents.remove(agent.accountId, agent.id);
     },
   }),
 ];

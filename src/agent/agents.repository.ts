@@ -32,6 +32,10 @@ const toAgent = ({ _id, watchPendingSince: _pending, ...rest }: AgentDoc): Agent
   ...rest,
 });
 
+/**
+ * Reads and writes made for a caller name the agent's account; the unscoped ones serve the watch
+ * workflow and the start reconciler, which run on no caller's behalf.
+ */
 export class AgentsRepository {
   private readonly agents: Collection<AgentDoc>;
 
@@ -54,7 +58,10 @@ export class AgentsRepository {
     return toAgent(doc);
   }
 
-  /** The agent's watch workflow exists: the reconciler has nothing left to start for it. */
+  /**
+   * The agent's watch workflow exists: the reconciler has nothing left to start for it. By id
+   * alone: the route marks the agent it has just created, the reconciler works for no caller.
+   */
   async watchStarted(agentId: string): Promise<void> {
     await this.agents.updateOne({ _id: agentId }, { $unset: { watchPendingSince: '' } });
   }
@@ -74,16 +81,31 @@ export class AgentsRepository {
     return docs.map(toAgent);
   }
 
+  async find(accountId: string, agentId: string): Promise<Agent | null> {
+    const doc = await this.agents.findOne({ _id: agentId, accountId });
+    return doc && toAgent(doc);
+  }
+
+  /** Unscoped, and only the owner: for the 404-versus-403 answer when `find` finds nothing. */
+  async ownerOf(agentId: string): Promise<string | null> {
+    const doc = await this.agents.findOne({ _id: agentId }, { projection: { accountId: 1 } });
+    return doc?.accountId ?? null;
+  }
+
+  /**
+   * Unscoped: for the watch workflow's activities, which act on no caller's behalf (the id comes
+   * from the workflow's input, set when the owner registered the agent). Routes use `find`.
+   */
   async findById(agentId: string): Promise<Agent | null> {
     const doc = await this.agents.findOne({ _id: agentId });
     return doc && toAgent(doc);
   }
 
-  async recordHeartbeat(agentId: string, at: Date): Promise<void> {
-    await this.agents.updateOne({ _id: agentId }, { $max: { lastHeartbeatAt: at } });
+  async recordHeartbeat(accountId: string, agentId: string, at: Date): Promise<void> {
+    await this.agents.updateOne({ _id: agentId, accountId }, { $max: { lastHeartbeatAt: at } });
   }
 
-  async remove(agentId: string): Promise<void> {
-    await this.agents.deleteOne({ _id: agentId });
+  async remove(accountId: string, agentId: string): Promise<boolean> {
+    return (await this.agents.deleteOne({ _id: agentId, accountId })).deletedCount === 1;
   }
 }

@@ -69,8 +69,8 @@ export class ChannelSender {
       }
       return refused(`${channelId} is not configured`);
     }
-    const channel = await this.channels.findById(channelId);
-    if (!channel || channel.accountId !== accountId || channel.disabled) {
+    const channel = await this.channels.find(accountId, channelId);
+    if (!channel || channel.disabled) {
       return refused('channel deleted or disabled');
     }
     let target;

@@ -61,7 +61,10 @@ function toChannel({ _id, ...rest }: ChannelDoc): AlertChannel {
   return withDefaults({ id: _id, ...rest });
 }
 
-/** Writes name the owning account in their filter; reads by id leave the ownership check to callers. */
+/**
+ * Reads and writes name the owning account in their filter; only `ownerOf` and the worker's
+ * `recordOutcome` (after a delivery, on no caller's behalf) go by id alone.
+ */
 export class ChannelsRepository {
   private readonly channels: Collection<ChannelDoc>;
 
@@ -96,10 +99,15 @@ export class ChannelsRepository {
     );
   }
 
-  /** Any account's channel: callers decide between 403 and 404 with its `accountId`. */
-  async findById(channelId: string): Promise<AlertChannel | null> {
-    const doc = await this.channels.findOne({ _id: channelId });
+  async find(accountId: string, channelId: string): Promise<AlertChannel | null> {
+    const doc = await this.channels.findOne({ _id: channelId, accountId });
     return doc && toChannel(doc);
+  }
+
+  /** Unscoped, and only the owner: for the 404-versus-403 answer when `find` finds nothing. */
+  async ownerOf(channelId: string): Promise<string | null> {
+    const doc = await this.channels.findOne({ _id: channelId }, { projection: { accountId: 1 } });
+    return doc?.accountId ?? null;
   }
 
   async update(accountId: string, channelId: string, changes: ChannelChanges, now: Date) {

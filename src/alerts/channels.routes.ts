@@ -1,7 +1,7 @@
 import type { Response } from 'express';
 import { z } from 'zod';
 import type { Clock } from '../clock';
-import { ownedByCaller } from '../auth/caller';
+import { findOwned } from '../auth/caller';
 import { AppError } from '../http/errors';
 import { operationsFor } from '../http/operation';
 import { sessionOf } from '../auth/session-auth';
@@ -204,8 +204,8 @@ async function checkUrl(targets: ChannelRoutesDeps['targets'], url: string) {
   }
 }
 
-const owned = async (channels: ChannelsRepository, res: Response, channelId: string) =>
-  ownedByCaller(res, await channels.findById(channelId), `alert channel ${channelId}`);
+const owned = (channels: ChannelsRepository, res: Response, channelId: string) =>
+  findOwned(res, channels, channelId, `alert channel ${channelId}`);
 
 /** The channel's account; the built-ins (`builtin:email`, `builtin:chat`) are every account's. */
 const accountOf = async (channels: ChannelsRepository, res: Response, channelId: string) =>

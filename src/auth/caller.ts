@@ -1,5 +1,6 @@
 import type { RequestHandler, Response } from 'express';
 import type { SessionPrincipal } from '../accounts/auth.service';
+import { DomainError } from '../errors';
 import { AppError } from '../http/errors';
 
 export interface ApiKeyPrincipal {
@@ -43,20 +44,32 @@ export const ownAccountOnly: RequestHandler = (req, res, next) => {
 };
 
 /**
- * The one ownership rule for a resource named in a path: 404 when it does not exist, 403 when
- * another account owns it. `label` names it as the answer should, e.g. `canary cnr_…`.
+ * What the ownership rule needs of a repository of owned records: the scoped read every route
+ * uses, and one unscoped question asked only when that read finds nothing.
  */
-export function ownedByCaller<T extends { accountId: string }>(
+export interface OwnedRecords<T> {
+  /** The record when `accountId` owns it; another account's record is not found. */
+  find(accountId: string, id: string): Promise<T | null>;
+  /** The owning account of any record, or null: only to choose between 404 and 403. */
+  ownerOf(id: string): Promise<string | null>;
+}
+
+/**
+ * The one ownership rule for a resource named in a path: the caller's own record, else 404 when
+ * it does not exist and 403 when another account owns it. `label` names it as the answer
+ * should, e.g. `canary cnr_…`.
+ */
+export async function findOwned<T>(
   res: Response,
-  resource: T | null,
+  records: OwnedRecords<T>,
+  id: string,
   label: string,
-): T {
-  if (!resource) throw new AppError(404, `No ${label}`);
-  if (resource.accountId !== callerAccountId(res)) {
-    throw new AppError(
-      403,
-      `${label[0]!.toUpperCase()}${label.slice(1)} belongs to another account`,
-    );
-  }
-  return resource;
+): Promise<T> {
+  const found = await records.find(callerAccountId(res), id);
+  if (found) return found;
+  if ((await records.ownerOf(id)) === null) throw new DomainError('not_found', `No ${label}`);
+  throw new DomainError(
+    'forbidden',
+    `${label[0]!.toUpperCase()}${label.slice(1)} belongs to another account`,
+  );
 }

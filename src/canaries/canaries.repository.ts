@@ -39,6 +39,10 @@ export const canaryTokensIndexes: CollectionIndexes = { collection: 'canary_toke
 
 const toCanary = ({ _id, ...rest }: CanaryDoc): Canary => ({ id: _id, ...rest });
 
+/**
+ * Reads and writes made for a caller name the canary's account; the unscoped ones serve the
+ * tripwires (a hit names a token, not an account) and the worker's activities.
+ */
 export class CanariesRepository {
   private readonly canaries: Collection<CanaryDoc>;
   private readonly tokens: Collection<TokenDoc>;
@@ -75,6 +79,21 @@ export class CanariesRepository {
     return docs.map(toCanary);
   }
 
+  async find(accountId: string, canaryId: string): Promise<Canary | null> {
+    const doc = await this.canaries.findOne({ _id: canaryId, accountId });
+    return doc && toCanary(doc);
+  }
+
+  /** Unscoped, and only the owner: for the 404-versus-403 answer when `find` finds nothing. */
+  async ownerOf(canaryId: string): Promise<string | null> {
+    const doc = await this.canaries.findOne({ _id: canaryId }, { projection: { accountId: 1 } });
+    return doc?.accountId ?? null;
+  }
+
+  /**
+   * Unscoped: for work on no caller's behalf, which learns the account from the canary itself
+   * (a tripwire hit found by its token, the alert activities of the event it fired). Routes use `find`.
+   */
   async findById(canaryId: string): Promise<Canary | null> {
     const doc = await this.canaries.findOne({ _id: canaryId });
     return doc && toCanary(doc);
@@ -102,10 +121,15 @@ export class CanariesRepository {
     );
   }
 
-  /** Retiring removes the tokens first, so a retired canary can no longer fire. */
-  async retire(canary: Canary, now: Date): Promise<Canary> {
+  /**
+   * Retiring removes the tokens first, so a retired canary can no longer fire. Null (and nothing
+   * removed) when the account has no such canary.
+   */
+  async retire(accountId: string, canaryId: string, now: Date): Promise<Canary | null> {
+    const canary = await this.find(accountId, canaryId);
+    if (!canary) return null;
     await this.tokens.deleteMany({ _id: { $in: canary.tokenDigests } });
-    await this.canaries.updateOne({ _id: canary.id }, { $set: { retiredAt: now } });
+    await this.canaries.updateOne({ _id: canary.id, accountId }, { $set: { retiredAt: now } });
     return { ...canary, retiredAt: canary.retiredAt ?? now };
   }
 }

@@ -1,7 +1,8 @@
 import type { RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import type { Clock } from '../clock';
-import { callerAccountId, ownedByCaller } from '../auth/caller';
+import { DomainError } from '../errors';
+import { callerAccountId, findOwned } from '../auth/caller';
 import { operationsFor } from '../http/operation';
 import type { CanariesRepository, Canary } from './canaries.repository';
 import { CANARY_KINDS, makeDecoy, type CanaryKind, type DecoySettings } from './decoys';
@@ -80,8 +81,8 @@ export interface CanaryRoutesDeps {
   meterPlant: RequestHandler;
 }
 
-const owned = async (canaries: CanariesRepository, res: Response, canaryId: string) =>
-  ownedByCaller(res, await canaries.findById(canaryId), `canary ${canaryId}`);
+const owned = (canaries: CanariesRepository, res: Response, canaryId: string) =>
+  findOwned(res, canaries, canaryId, `canary ${canaryId}`);
 
 const listQuery = z.object({ include_retired: z.enum(['true', 'false']).optional() });
 
@@ -156,7 +157,9 @@ export const canaryOperations = [
     handler: async ({ params, res }, { canaries, clock }) => {
       const canary = await owned(canaries, res, params.canary_id!);
       const now = clock();
-      return describeCanary(await canaries.retire(canary, now), now);
+      const retired = await canaries.retire(canary.accountId, canary.id, now);
+      if (!retired) throw new DomainError('not_found', `No canary ${canary.id}`);
+      return describeCanary(retired, now);
     },
   }),
 ];

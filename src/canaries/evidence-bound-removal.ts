@@ -43,8 +43,8 @@ export class EvidenceBoundRemoval {
     }
     const now = clock();
     for (const id of canaryIds) {
-      const canary = await canaries.findById(id);
-      if (canary && !canary.retiredAt) await canaries.retire(canary, now);
+      const canary = await canaries.find(accountId, id);
+      if (canary && !canary.retiredAt) await canaries.retire(accountId, id, now);
     }
     if (!hits.length) return { removedEvidence: 0 };
     const removed = await evidence.removeForcibly(

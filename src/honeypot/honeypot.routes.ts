@@ -7,7 +7,7 @@ import type { EvidenceBoundRemoval } from '../canaries/evidence-bound-removal';
 import { HIT_VIAS, type ThreatsRepository } from '../canaries/threats.repository';
 import type { Clock } from '../clock';
 import { evidenceRefView } from '../evidence/evidence.service';
-import { callerAccountId, ownedByCaller } from '../auth/caller';
+import { callerAccountId, findOwned } from '../auth/caller';
 import { operationsFor } from '../http/operation';
 import { TRAP_KINDS, type Trap, type TrapKind, type TrapsRepository } from './traps.repository';
 
@@ -71,15 +71,15 @@ export interface HoneypotDeps {
   meterPlant: RequestHandler;
 }
 
-const owned = async (traps: TrapsRepository, res: Response, trapId: string) =>
-  ownedByCaller(res, await traps.findById(trapId), `trap ${trapId}`);
+const owned = (traps: TrapsRepository, res: Response, trapId: string) =>
+  findOwned(res, traps, trapId, `trap ${trapId}`);
 
 async function describe(
   { canaries, threats, clock }: HoneypotDeps,
   trap: Trap,
 ): Promise<z.output<typeof trapView>> {
   const now = clock();
-  const members = await Promise.all(trap.canaryIds.map((id) => canaries.findById(id)));
+  const members = await Promise.all(trap.canaryIds.map((id) => canaries.find(trap.accountId, id)));
   const hitCount = await threats.countHits(trap.accountId, trap.canaryIds);
   return {
     trap_id: trap.id,
@@ -193,7 +193,7 @@ export const honeypotOperations = [
         label: `Trap ${trap.id}`,
         force: query.force === 'true',
       });
-      await traps.remove(trap.id);
+      await traps.remove(trap.accountId, trap.id);
       return { trap_id: trap.id, deleted: true as const, removed_hits: removedEvidence };
     },
   }),

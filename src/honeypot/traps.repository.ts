@@ -22,6 +22,7 @@ export const trapsIndexes: CollectionIndexes = {
   indexes: [{ key: { accountId: 1, createdAt: -1 }, name: 'account_newest_first' }],
 };
 
+/** Every read and write of a trap names its account: another account's trap is not there. */
 export class TrapsRepository {
   private readonly traps: Collection<TrapDoc>;
 
@@ -40,14 +41,20 @@ export class TrapsRepository {
     return docs.map(({ _id, ...rest }) => ({ id: _id, ...rest }));
   }
 
-  async findById(trapId: string): Promise<Trap | null> {
-    const doc = await this.traps.findOne({ _id: trapId });
+  async find(accountId: string, trapId: string): Promise<Trap | null> {
+    const doc = await this.traps.findOne({ _id: trapId, accountId });
     if (!doc) return null;
     const { _id, ...rest } = doc;
     return { id: _id, ...rest };
   }
 
-  async remove(trapId: string): Promise<void> {
-    await this.traps.deleteOne({ _id: trapId });
+  /** Unscoped, and only the owner: for the 404-versus-403 answer when `find` finds nothing. */
+  async ownerOf(trapId: string): Promise<string | null> {
+    const doc = await this.traps.findOne({ _id: trapId }, { projection: { accountId: 1 } });
+    return doc?.accountId ?? null;
+  }
+
+  async remove(accountId: string, trapId: string): Promise<boolean> {
+    return (await this.traps.deleteOne({ _id: trapId, accountId })).deletedCount === 1;
   }
 }

@@ -22,6 +22,7 @@ export const ragDocumentsIndexes: CollectionIndexes = {
 
 const toDocument = ({ _id, ...rest }: DocumentDoc): RagDocument => ({ id: _id, ...rest });
 
+/** Every read and write of a document names its account: another account's is not there. */
 export class DocumentsRepository {
   private readonly documents: Collection<DocumentDoc>;
 
@@ -40,12 +41,18 @@ export class DocumentsRepository {
     return docs.map(toDocument);
   }
 
-  async findById(documentId: string): Promise<RagDocument | null> {
-    const doc = await this.documents.findOne({ _id: documentId });
+  async find(accountId: string, documentId: string): Promise<RagDocument | null> {
+    const doc = await this.documents.findOne({ _id: documentId, accountId });
     return doc && toDocument(doc);
   }
 
-  async remove(documentId: string): Promise<void> {
-    await this.documents.deleteOne({ _id: documentId });
+  /** Unscoped, and only the owner: for the 404-versus-403 answer when `find` finds nothing. */
+  async ownerOf(documentId: string): Promise<string | null> {
+    const doc = await this.documents.findOne({ _id: documentId }, { projection: { accountId: 1 } });
+    return doc?.accountId ?? null;
+  }
+
+  async remove(accountId: string, documentId: string): Promise<boolean> {
+    return (await this.documents.deleteOne({ _id: documentId, accountId })).deletedCount === 1;
   }
 }

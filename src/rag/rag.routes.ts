@@ -8,7 +8,7 @@ import { presenterOf } from '../canaries/tripwire.routes';
 import type { Tripwires } from '../canaries/tripwires';
 import type { Clock } from '../clock';
 import { evidenceRefView } from '../evidence/evidence.service';
-import { callerAccountId, ownedByCaller } from '../auth/caller';
+import { callerAccountId, findOwned } from '../auth/caller';
 import { operationsFor } from '../http/operation';
 import type { DocumentsRepository, RagDocument } from './documents.repository';
 
@@ -85,8 +85,8 @@ export interface RagDeps {
   meterPlant: RequestHandler;
 }
 
-const owned = async (documents: DocumentsRepository, res: Response, documentId: string) =>
-  ownedByCaller(res, await documents.findById(documentId), `document ${documentId}`);
+const owned = (documents: DocumentsRepository, res: Response, documentId: string) =>
+  findOwned(res, documents, documentId, `document ${documentId}`);
 
 const describe = async (
   threats: ThreatsRepository,
@@ -218,8 +218,7 @@ export const ragOperations = [
           ...presenterOf(req),
         });
         if (!canaryId) continue;
-        const canary = await canaries.findById(canaryId);
-        if (canary?.accountId === callerAccountId(res)) own.push(marker);
+        if (await canaries.find(callerAccountId(res), canaryId)) own.push(marker);
       }
       return { markers_found: own };
     },
@@ -243,7 +242,7 @@ export const ragOperations = [
         label: `Document ${document.id}`,
         force: query.force === 'true',
       });
-      await documents.remove(document.id);
+      await documents.remove(document.accountId, document.id);
       return { document_id: document.id, deleted: true as const, removed_leaks: removedEvidence };
     },
   }),

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
-import type { Canary, CanaryKind } from '../types';
+import type { Canary, CanaryKind, CanaryList } from '../types';
 import {
   ConfirmButton,
   CopyButton,
@@ -24,7 +24,7 @@ const KINDS: Record<CanaryKind, string> = {
 
 /** Canaries: plant one of each kind, see its value and how to use it, retire it. */
 export function CanariesView() {
-  const canaries = useLoad(() => api<{ canaries: Canary[] }>('GET', '/api/canaries'));
+  const canaries = useLoad(() => api<CanaryList>('GET', '/api/canaries'));
   const planting = useAction();
   const [planted, setPlanted] = useState<Canary | null>(null);
 

@@ -4,10 +4,13 @@ import {
   ALERT_EVENTS,
   type Account,
   type AlertLevel,
+  type BulkResent,
   type Channel,
+  type ChannelList,
   type ChannelTest,
-  type Delivery,
+  type DeliveryList,
   type Resent,
+  type Settings,
 } from '../types';
 import {
   ConfirmButton,
@@ -54,7 +57,7 @@ function routingText(channel: Channel): string {
 
 /** Alert channels: add, enable or disable, test, delete, and what each delivery did. */
 export function ChannelsView({ account }: { account: Account }) {
-  const channels = useLoad(() => api<{ channels: Channel[] }>('GET', '/api/alert-channels'));
+  const channels = useLoad(() => api<ChannelList>('GET', '/api/alert-channels'));
   const adding = useAction();
   const [kind, setKind] = useState<Channel['kind']>('webhook');
   const [secretError, setSecretError] = useState<string | null>(null);
@@ -181,7 +184,7 @@ export function ChannelsView({ account }: { account: Account }) {
 
 /** Every account has them when the operator configured them: email, and a Telegram chat. */
 function BuiltInChannels({ email }: { email: string }) {
-  const settings = useLoad(() => api<{ telegram_chat_id: string | null }>('GET', '/api/settings'));
+  const settings = useLoad(() => api<Settings>('GET', '/api/settings'));
   const saving = useAction();
   const [saved, setSaved] = useState(false);
   const save = (event: Event) => {
@@ -309,7 +312,7 @@ function ChannelCard({ channel, changed }: { channel: Channel; changed: () => Pr
 }
 
 function Deliveries({ path }: { path: string }) {
-  const deliveries = useLoad(() => api<{ deliveries: Delivery[] }>('GET', path), [path]);
+  const deliveries = useLoad(() => api<DeliveryList>('GET', path), [path]);
   const resending = useAction();
   const [resent, setResent] = useState<string | null>(null);
   const resend = (deliveryId: string) =>
@@ -322,11 +325,9 @@ function Deliveries({ path }: { path: string }) {
     event.preventDefault();
     const { since = '' } = formValues(event.currentTarget as HTMLFormElement);
     void resending.run(async () => {
-      const answer = await api<{ resent: Resent[]; more: boolean }>(
-        'POST',
-        `${path}/resend-failed`,
-        { since: new Date(since).toISOString() },
-      );
+      const answer = await api<BulkResent>('POST', `${path}/resend-failed`, {
+        since: new Date(since).toISOString(),
+      });
       setResent(
         `${answer.resent.length} failed deliveries sent again${answer.more ? ' (more remain: send again)' : ''}.`,
       );

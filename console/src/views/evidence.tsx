@@ -1,12 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, download } from '../api';
-import type { Account, ChainReport, EvidenceRecord, Verification } from '../types';
+import type { Account, ChainReport, EvidencePage, EvidenceRecord, Verification } from '../types';
 import { ErrorNote, Table, Time, useAction, useLoad, usePages } from '../ui';
-
-interface Page {
-  records: EvidenceRecord[];
-  next_cursor: string | null;
-}
 
 const short = (hash: string | null) => (hash ? `${hash.slice(0, 12)}…` : 'unsealed');
 
@@ -15,7 +10,7 @@ export function EvidenceView({ account }: { account: Account }) {
   const chain = useLoad(() => api<ChainReport>('GET', '/api/audit/chain'));
   const records = usePages(
     (cursor) =>
-      api<Page>(
+      api<EvidencePage>(
         'GET',
         `/api/audit/records?limit=50${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
       ),

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
-import type { ApiKey } from '../types';
+import type { ApiKey, KeyList, NewKey } from '../types';
 import {
   ConfirmButton,
   CopyButton,
@@ -13,11 +13,9 @@ import {
   useLoad,
 } from '../ui';
 
-type NewKey = ApiKey & { key: string };
-
 /** API keys: made here with every scope (no scopes sent), shown in full exactly once. */
 export function KeysView() {
-  const keys = useLoad(() => api<{ keys: ApiKey[] }>('GET', '/api/auth/keys'));
+  const keys = useLoad(() => api<KeyList>('GET', '/api/auth/keys'));
   const action = useAction();
   const [fresh, setFresh] = useState<NewKey | null>(null);
 

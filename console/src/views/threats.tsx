@@ -1,17 +1,12 @@
 import { api } from '../api';
-import type { ThreatEvent } from '../types';
+import type { ThreatEvent, ThreatEventPage } from '../types';
 import { ErrorNote, Time, usePages } from '../ui';
-
-interface Page {
-  threat_events: ThreatEvent[];
-  next_cursor: string | null;
-}
 
 /** Threat events, newest first: who used which canary, from where, and how risky it looks. */
 export function ThreatsView() {
   const list = usePages(
     (cursor) =>
-      api<Page>(
+      api<ThreatEventPage>(
         'GET',
         `/api/threat-events?limit=50${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
       ),
