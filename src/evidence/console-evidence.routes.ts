@@ -4,9 +4,9 @@ import type { Clock } from '../clock';
 import { operationsFor } from '../http/operation';
 import { continueBelow, DEPRECATED_SEQ_QUERY, seqCursor, seqPageQuery } from '../http/pagination';
 import { sessionOf } from '../auth/session-auth';
-import { evidenceExportView, sendExport } from './evidence-export';
+import { evidenceExportView, exportEvidence } from './evidence-export';
 import { exportedRecord, exportedRecordView } from './evidence-record.view';
-import { exportQuery } from './evidence.routes';
+import { exportFormat, exportQuery, sendFile } from './evidence.routes';
 import type { EvidenceLog } from './evidence-log';
 import type { EvidenceRepository } from './evidence.repository';
 import { recordVerificationView, type EvidenceService } from './evidence.service';
@@ -78,13 +78,9 @@ export const consoleEvidenceOperations = [
     response: evidenceExportView,
     errors: { 402: 'PDF needs a paid plan' },
     handler: async ({ query, req, res }, { evidence, users, log, clock }) => {
-      await sendExport(
-        req,
-        res,
-        { evidence, users, log, now: clock },
-        sessionOf(res).userId,
-        query.format,
-      );
+      const deps = { evidence, users, log, now: clock };
+      const format = exportFormat(req, query.format);
+      await sendFile(res, await exportEvidence(deps, sessionOf(res).userId, format));
     },
   }),
 ];

@@ -1,15 +1,36 @@
+import { pipeline } from 'node:stream/promises';
+import type { Request, Response } from 'express';
 import { z } from 'zod';
 import type { UsersRepository } from '../accounts/users.repository';
 import type { Clock } from '../clock';
 import { callerAccountId, ownAccountOnly } from '../auth/caller';
 import { operationsFor } from '../http/operation';
-import { evidenceExportView, sendExport } from './evidence-export';
+import {
+  evidenceExportView,
+  exportEvidence,
+  type ExportFile,
+  type ExportFormat,
+} from './evidence-export';
 import { refuseEvidenceDeletion } from './evidence-protection';
 import type { EvidenceLog } from './evidence-log';
 import type { EvidenceRepository } from './evidence.repository';
 import { chainReportView, recordVerificationView, type EvidenceService } from './evidence.service';
 
 export const exportQuery = z.object({ format: z.enum(['json', 'pdf']).optional() });
+
+/** `format` if given, else the `Accept` header: the PDF only when it prefers PDF to JSON. */
+export function exportFormat(req: Request, format: ExportFormat | undefined): ExportFormat {
+  if (format) return format;
+  return req.accepts(['application/json', 'application/pdf']) === 'application/pdf'
+    ? 'pdf'
+    : 'json';
+}
+
+export async function sendFile(res: Response, file: ExportFile): Promise<void> {
+  res.status(200).type(file.contentType);
+  res.set('Content-Disposition', `attachment; filename="${file.fileName}"`);
+  await pipeline(file.body, res);
+}
 
 export interface EvidenceRoutesDeps {
   evidence: EvidenceRepository;
@@ -49,13 +70,9 @@ export const evidenceOperations = [
     response: evidenceExportView,
     errors: { 402: 'PDF needs a paid plan' },
     handler: async ({ query, req, res }, { evidence, users, log, clock }) => {
-      await sendExport(
-        req,
-        res,
-        { evidence, users, log, now: clock },
-        callerAccountId(res),
-        query.format,
-      );
+      const deps = { evidence, users, log, now: clock };
+      const format = exportFormat(req, query.format);
+      await sendFile(res, await exportEvidence(deps, callerAccountId(res), format));
     },
   }),
   operation({

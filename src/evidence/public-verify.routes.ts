@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import { z } from 'zod';
-import { AppError } from '../http/errors';
+import { DomainError } from '../errors';
 import { operationsFor } from '../http/operation';
 import { hashCheckView, type EvidenceService } from './evidence.service';
 
@@ -20,14 +20,15 @@ function publicVerifyLimiter(): RequestHandler {
     standardHeaders: 'draft-7',
     legacyHeaders: false,
     handler: (_req, _res, _next, options) => {
-      throw new AppError(
-        429,
+      const seconds = Math.ceil(options.windowMs / 1000);
+      throw new DomainError(
+        'rate_limited',
         {
           error: 'rate_limited',
           message: `At most ${PUBLIC_VERIFY_PER_MINUTE} hash checks a minute from one address`,
-          retry_after_seconds: Math.ceil(options.windowMs / 1000),
+          retry_after_seconds: seconds,
         },
-        { 'Retry-After': String(Math.ceil(options.windowMs / 1000)) },
+        seconds,
       );
     },
   });
@@ -59,7 +60,7 @@ export const publicVerifyOperations = [
     errors: { 422: 'Not a SHA-256 hex digest', 429: 'Too many checks' },
     handler: async ({ params, res }, { service }) => {
       const hash = hashParam.safeParse(params.hash);
-      if (!hash.success) throw new AppError(422, `hash: ${hash.error.issues[0]?.message}`);
+      if (!hash.success) throw new DomainError('invalid', `hash: ${hash.error.issues[0]?.message}`);
       res.set('Cache-Control', 'no-store');
       return service.publicCheck(hash.data.toLowerCase());
     },
