@@ -3,7 +3,7 @@ import { DomainError } from '../errors';
 import type { EvidenceRecord, EvidenceRepository } from './evidence.repository';
 import { ChainWalk, chainFindingsView } from './chain-walk';
 import { exportedRecord } from './evidence-record.view';
-import { inclusionView, type EvidenceLog } from './evidence-log';
+import { inclusionView, type EvidenceLog } from './log/evidence-log';
 import { contentHash, SEAL_ALGORITHM } from './seal';
 
 /** How other answers point at the sealed record behind them. */

@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
 import { z } from 'zod';
-import type { Clock } from '../clock';
-import { DomainError } from '../errors';
+import type { Clock } from '../../clock';
+import { DomainError } from '../../errors';
 import { Checkpoints, type CheckpointDoc } from './checkpoints';
 import { LeafLog } from './log-leaves';
 import { MerkleTreeStore } from './log-tree';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { DomainError } from '../errors';
-import { operationsFor } from '../http/operation';
+import { DomainError } from '../../errors';
+import { operationsFor } from '../../http/operation';
 import {
   checkpointView,
   consistencyView,

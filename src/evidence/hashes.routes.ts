@@ -10,13 +10,13 @@ const hashParam = z
   .regex(/^[0-9a-f]{64}$/i, 'a SHA-256 content hash: 64 hexadecimal digits');
 
 /** Probes per client address and minute; each API replica counts on its own. */
-export const PUBLIC_VERIFY_PER_MINUTE = 60;
+export const HASH_CHECKS_PER_MINUTE = 60;
 
 /** Probes per client address and minute, answered 429 beyond. */
-function publicVerifyLimiter(): RequestHandler {
+function hashCheckLimiter(): RequestHandler {
   return rateLimit({
     windowMs: 60_000,
-    limit: PUBLIC_VERIFY_PER_MINUTE,
+    limit: HASH_CHECKS_PER_MINUTE,
     standardHeaders: 'draft-7',
     legacyHeaders: false,
     handler: (_req, _res, _next, options) => {
@@ -25,7 +25,7 @@ function publicVerifyLimiter(): RequestHandler {
         'rate_limited',
         {
           error: 'rate_limited',
-          message: `At most ${PUBLIC_VERIFY_PER_MINUTE} hash checks a minute from one address`,
+          message: `At most ${HASH_CHECKS_PER_MINUTE} hash checks a minute from one address`,
           retry_after_seconds: seconds,
         },
         seconds,
@@ -34,15 +34,15 @@ function publicVerifyLimiter(): RequestHandler {
   });
 }
 
-export interface PublicVerifyDeps {
+export interface HashesDeps {
   service: EvidenceService;
   /** One limiter per app, so its counts are the app's own. */
   limiter: RequestHandler;
 }
-const operation = operationsFor<PublicVerifyDeps>('Evidence');
+const operation = operationsFor<HashesDeps>('Evidence');
 
 /** `GET /api/verify/<hash>`: anyone can check a content hash, without an account. */
-export const publicVerifyOperations = [
+export const hashesOperations = [
   operation({
     operationId: 'checkHash',
     method: 'get',
@@ -67,7 +67,7 @@ export const publicVerifyOperations = [
   }),
 ];
 
-export const publicVerifyDeps = (service: EvidenceService): PublicVerifyDeps => ({
+export const hashesDeps = (service: EvidenceService): HashesDeps => ({
   service,
-  limiter: publicVerifyLimiter(),
+  limiter: hashCheckLimiter(),
 });

@@ -1,15 +1,15 @@
 import { Readable } from 'node:stream';
 import { z } from 'zod';
-import type { UsersRepository } from '../accounts/users.repository';
-import { DomainError } from '../errors';
-import { monthWindow, utcDate } from '../metering/windows';
-import { featureNotInPlan, planHasFeature } from '../plans';
+import type { UsersRepository } from '../../accounts/users.repository';
+import { DomainError } from '../../errors';
+import { monthWindow, utcDate } from '../../metering/windows';
+import { featureNotInPlan, planHasFeature } from '../../plans';
 import { cutLog, cutRecords, cutRecordView, type Cut, type CutRecord } from './evidence-cut';
-import { LEAF_RULE, type EvidenceLog } from './evidence-log';
+import { LEAF_RULE, type EvidenceLog } from '../log/evidence-log';
 import { pdfExport } from './evidence-pdf';
-import type { EvidenceRepository } from './evidence.repository';
-import { SEAL_ALGORITHM } from './seal';
-import { verifierKey } from './signed-note';
+import type { EvidenceRepository } from '../evidence.repository';
+import { SEAL_ALGORITHM } from '../seal';
+import { verifierKey } from '../log/signed-note';
 
 export const cutView = z.object({
   head: z.object({ seq: z.number().int(), content_hash: z.string() }).nullable(),

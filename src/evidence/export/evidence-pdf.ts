@@ -4,7 +4,7 @@ import { cutLog, cutRecords, type Cut, type CutRecord } from './evidence-cut';
 import type { ExportDeps, ExportFile } from './evidence-export';
 import { describeCut } from './evidence-export';
 import { ExportVerifier, type Verdict } from './export-verifier';
-import { fingerprint, verifierKey } from './signed-note';
+import { fingerprint, verifierKey } from '../log/signed-note';
 
 const MARGIN = 50;
 const PAGE = { width: 595.28, height: 841.89 };
