@@ -69,7 +69,7 @@ export interface ExportDeps {
  * The log up to its cut as one JSON document, streamed from a cursor as the reader takes it, so
  * memory stays flat however long the log is. The summary comes last, once the records are counted.
  */
-export async function jsonExport(deps: ExportDeps, accountId: string): Promise<ExportFile> {
+async function jsonExport(deps: ExportDeps, accountId: string): Promise<ExportFile> {
   const cut = await cutLog(deps, accountId);
   const { signer } = deps.log.checkpoints;
   const header = {
