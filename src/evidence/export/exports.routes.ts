@@ -12,7 +12,7 @@ import {
   type ExportFormat,
 } from './evidence-export';
 
-export const exportQuery = z.object({ format: z.enum(['json', 'pdf']).optional() });
+const exportQuery = z.object({ format: z.enum(['json', 'pdf']).optional() });
 
 /** `format` if given, else the `Accept` header: the PDF only when it prefers PDF to JSON. */
 function askedFormat(req: Request, format: ExportFormat | undefined): ExportFormat {
