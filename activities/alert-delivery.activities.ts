@@ -13,7 +13,7 @@ import { DeliveriesRepository, type DeliveryContext } from '../src/alerts/delive
 import { alertPayloadSchema } from '../src/alerts/payload';
 import { subscribes, type RoutedAlert } from '../src/alerts/routing';
 import { UsersRepository } from '../src/accounts/users.repository';
-import { DELIVERY_OUTCOME_KIND, type deliveryOutcomeData } from '../src/audit/audit-trail';
+import { DELIVERY_OUTCOME_KIND, type deliveryOutcomeData } from '../src/evidence/trail/audit-trail';
 import type { EvidenceStore } from '../src/evidence/evidence.store';
 import { deliveryAttempts, deliveryOutcomes } from '../src/metrics';
 import {

@@ -16,13 +16,13 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { MongoClient } from 'mongodb';
 import { ensureIndexes } from '../src/db/mongo';
-import { EvidenceLog } from '../src/evidence/evidence-log';
+import { EvidenceLog } from '../src/evidence/log/evidence-log';
 import { EvidenceStore } from '../src/evidence/evidence.store';
 import { evidenceIndexes } from '../src/evidence/evidence.repository';
-import { leavesIndexes, type LeafDoc } from '../src/evidence/log-leaves';
-import { rootHash, verifyConsistency, verifyInclusion } from '../src/evidence/merkle';
-import { recordLeafHash } from '../src/evidence/log-tree';
-import { generateSigner } from '../src/evidence/signed-note';
+import { leavesIndexes, type LeafDoc } from '../src/evidence/log/log-leaves';
+import { rootHash, verifyConsistency, verifyInclusion } from '../src/evidence/log/merkle';
+import { recordLeafHash } from '../src/evidence/log/log-tree';
+import { generateSigner } from '../src/evidence/log/signed-note';
 import { freePort, provideMongo, type Service } from '../tools/stack';
 import { pct } from './support/latency';
 

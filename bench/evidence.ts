@@ -13,8 +13,8 @@ import { connectMongo } from '../src/db/mongo';
 import { EvidenceRepository } from '../src/evidence/evidence.repository';
 import { EvidenceService } from '../src/evidence/evidence.service';
 import { EvidenceStore } from '../src/evidence/evidence.store';
-import { EvidenceLog } from '../src/evidence/evidence-log';
-import { generateSigner } from '../src/evidence/signed-note';
+import { EvidenceLog } from '../src/evidence/log/evidence-log';
+import { generateSigner } from '../src/evidence/log/signed-note';
 import { post, withBenchServer } from './support/harness';
 
 const { values } = parseArgs({

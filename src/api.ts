@@ -3,15 +3,16 @@ import { settingsOperations } from './accounts/settings.routes';
 import { usersOperations } from './accounts/users.routes';
 import { agentOperations } from './agent/agent.routes';
 import { channelOperations } from './alerts/channels.routes';
-import { auditOperations } from './audit/audit.routes';
 import { canaryOperations } from './canaries/canaries.routes';
 import { threatOperations } from './canaries/threats.routes';
 import { tripwireOperations } from './canaries/tripwire.routes';
 import { workerPingOperations } from './diagnostics/worker-ping.routes';
-import { consoleEvidenceOperations } from './evidence/console-evidence.routes';
-import { evidenceOperations } from './evidence/evidence.routes';
-import { logOperations } from './evidence/log.routes';
-import { publicVerifyOperations } from './evidence/public-verify.routes';
+import { chainsOperations } from './evidence/chains.routes';
+import { exportsOperations } from './evidence/export/exports.routes';
+import { hashesOperations } from './evidence/hashes.routes';
+import { logOperations } from './evidence/log/log.routes';
+import { recordsOperations } from './evidence/records.routes';
+import { trailOperations } from './evidence/trail/trail.routes';
 import { healthOperations } from './health/health.routes';
 import { honeypotOperations } from './honeypot/honeypot.routes';
 import type { DepsOf } from './http/operation';
@@ -39,10 +40,11 @@ export const API = {
   threats: threatOperations,
   tripwires: tripwireOperations,
   channels: channelOperations,
-  audit: auditOperations,
-  consoleEvidence: consoleEvidenceOperations,
-  evidence: evidenceOperations,
-  publicVerify: publicVerifyOperations,
+  trail: trailOperations,
+  records: recordsOperations,
+  exports: exportsOperations,
+  chains: chainsOperations,
+  hashes: hashesOperations,
   log: logOperations,
   shield: shieldOperations,
   honeypot: honeypotOperations,

@@ -17,7 +17,7 @@ import { ChannelsRepository } from './alerts/channels.repository';
 import { ChannelTestSlots } from './alerts/channel-test-slots';
 import { DeliveriesRepository } from './alerts/deliveries.repository';
 import { AgentsRepository } from './agent/agents.repository';
-import { AuditTrail } from './audit/audit-trail';
+import { AuditTrail } from './evidence/trail/audit-trail';
 import { CanariesRepository } from './canaries/canaries.repository';
 import type { DecoySettings } from './canaries/decoys';
 import { EvidenceBoundRemoval } from './canaries/evidence-bound-removal';
@@ -27,21 +27,21 @@ import { DocumentsRepository } from './rag/documents.repository';
 import { foreignCredentialTripwire, presenterOf } from './canaries/tripwire.routes';
 import { DEFAULT_JOURNAL_TIMINGS } from './canaries/hit-journal';
 import { Tripwires } from './canaries/tripwires';
-import { AuditTrailWriter } from './audit/audit-trail.writer';
+import { AuditTrailWriter } from './evidence/trail/audit-trail.writer';
 import { consoleRoutes } from './console/console.routes';
 import { EvidenceRepository } from './evidence/evidence.repository';
 import { EvidenceService } from './evidence/evidence.service';
 import { EvidenceStore } from './evidence/evidence.store';
-import { EvidenceLog } from './evidence/evidence-log';
-import type { Checkpoints } from './evidence/checkpoints';
-import { generateSigner, type NoteSigner } from './evidence/signed-note';
+import { EvidenceLog } from './evidence/log/evidence-log';
+import type { Checkpoints } from './evidence/log/checkpoints';
+import { generateSigner, type NoteSigner } from './evidence/log/signed-note';
 import { errorHandler, notFoundHandler } from './http/errors';
 import { apiKeyLayer, requireApiKey, type RefusedCredential } from './auth/api-key-auth';
 import { jsonBodiesOnly } from './http/json-body';
 import { bindAll, mountOperations, type Auth } from './http/operation';
 import { requireSession, requireSessionOrApiKey } from './auth/session-auth';
 import { securityHeaders } from './http/security-headers';
-import { publicVerifyDeps } from './evidence/public-verify.routes';
+import { hashesDeps } from './evidence/hashes.routes';
 import { Resends } from './alerts/resends';
 import { operatorToken } from './auth/operator-token';
 import { requestLogging } from './http/request-logging';
@@ -165,7 +165,6 @@ export function createApp({
   const sessionOrKey = requireSessionOrApiKey(auth, refused);
   const keys = new ApiKeysService({ keys: new ApiKeysRepository(mongo.db), audit, clock });
   const deliveries = new DeliveriesRepository(mongo.db);
-  const evidenceDeps = { evidence, service: evidenceService, users, log, clock };
 
   const docsToken = operatorToken(config.DOCS_TOKEN, 'DOCS_TOKEN');
   const document = openApiDocument(API_OPERATIONS, config.PUBLIC_BASE_URL);
@@ -190,10 +189,11 @@ export function createApp({
       clock,
       targets: { allowPrivate: config.ALLOW_PRIVATE_WEBHOOK_TARGETS },
     },
-    audit: { trail: audit, evidence: evidenceService },
-    consoleEvidence: evidenceDeps,
-    evidence: evidenceDeps,
-    publicVerify: publicVerifyDeps(evidenceService),
+    trail: audit,
+    records: { evidence, service: evidenceService },
+    exports: { evidence, users, log, now: clock },
+    chains: evidenceService,
+    hashes: hashesDeps(evidenceService),
     log,
     shield: { inspector: shield, meterInspection: metered(meter, plans, 'shield_inspections') },
     honeypot: {

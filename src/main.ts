@@ -5,7 +5,7 @@ import { loadConfigOrExit } from './config';
 import { ALL_INDEXES } from './db/indexes';
 import { connectMongo, ensureIndexes } from './db/mongo';
 import { answerClientErrors } from './http/client-errors';
-import { loadSigningKey } from './evidence/signing-key';
+import { loadSigningKey } from './evidence/log/signing-key';
 import { createLogger } from './logger';
 import { createTemporal } from './temporal/client';
 import { startTracing } from './tracing';

@@ -6,7 +6,7 @@
  * Prints the private key (set it as EVIDENCE_SIGNING_KEY, or store it in a file and set the path)
  * on stdout and the public verifier key on stderr, to publish for anyone who verifies exports.
  */
-import { generateSigner, verifierKey } from '../src/evidence/signed-note';
+import { generateSigner, verifierKey } from '../src/evidence/log/signed-note';
 
 const origin =
   process.argv[2] ??

@@ -13,10 +13,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { evidenceExportView } from '../src/evidence/evidence-export';
-import { consistencyView } from '../src/evidence/evidence-log';
-import { verifyExport } from '../src/evidence/export-verifier';
-import { parseVerifier } from '../src/evidence/signed-note';
+import { evidenceExportView } from '../src/evidence/export/evidence-export';
+import { consistencyView } from '../src/evidence/log/evidence-log';
+import { verifyExport } from '../src/evidence/export/export-verifier';
+import { parseVerifier } from '../src/evidence/log/signed-note';
 
 function main(): number {
   const { values, positionals } = parseArgs({

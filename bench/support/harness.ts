@@ -2,7 +2,7 @@
  * Shared benchmark plumbing: throw-away servers, the bench server process, autocannon runs
  * interleaved over rounds, and a Markdown table of ratios against the first (baseline) route.
  */
-import { generateSigner } from '../../src/evidence/signed-note';
+import { generateSigner } from '../../src/evidence/log/signed-note';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';

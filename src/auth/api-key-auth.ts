@@ -1,5 +1,5 @@
 import type { Request, RequestHandler } from 'express';
-import type { AuditTrailWriter } from '../audit/audit-trail.writer';
+import type { AuditTrailWriter } from '../evidence/trail/audit-trail.writer';
 import type { Clock } from '../clock';
 import type { ApiKeysService } from '../keys/api-keys.service';
 import { requiredScope, scopesGrant } from '../keys/scopes';

@@ -5,9 +5,9 @@ import { retiredRefreshesIndexes, sessionsIndexes } from '../accounts/sessions.r
 import { usersIndexes } from '../accounts/users.repository';
 import { apiKeysIndexes, keySlotsIndexes } from '../keys/api-keys.repository';
 import { evidenceIndexes } from '../evidence/evidence.repository';
-import { checkpointsIndexes } from '../evidence/checkpoints';
-import { leavesIndexes } from '../evidence/log-leaves';
-import { nodesIndexes } from '../evidence/log-tree';
+import { checkpointsIndexes } from '../evidence/log/checkpoints';
+import { leavesIndexes } from '../evidence/log/log-leaves';
+import { nodesIndexes } from '../evidence/log/log-tree';
 import { channelsIndexes } from '../alerts/channels.repository';
 import { deliveriesIndexes } from '../alerts/deliveries.repository';
 import { canariesIndexes, canaryTokensIndexes } from '../canaries/canaries.repository';

@@ -22,6 +22,9 @@ export interface EvidencePage {
   nextBefore: number | null;
 }
 
+/** An owned read's answer: the record, one another account owns, or none with that id. */
+export type Owned<T> = T | 'another_account' | null;
+
 export type EvidenceDoc = Omit<EvidenceRecord, 'id'> & { _id: string };
 
 /** The newest sequence number, hash and log id each account's chain has reached. */
@@ -69,15 +72,23 @@ export class EvidenceRepository {
     this.hashes = db.collection<HashIndexDoc>(hashIndexIndexes.collection);
   }
 
-  /** Any account's record: callers decide between 403 and 404 with its `accountId`. */
-  async findByLogId(logId: string): Promise<EvidenceRecord | null> {
-    const doc = await this.records.findOne({ _id: logId });
-    return doc && toRecord(doc);
+  /**
+   * The account's record by log id; `'another_account'` when the id exists under another account
+   * (the caller answers 403 rather than 404), and none of that record's content leaves here.
+   */
+  async findOwned(accountId: string, logId: string): Promise<Owned<EvidenceRecord>> {
+    const record = await this.byLogId(logId);
+    if (!record) return null;
+    return record.accountId === accountId ? record : 'another_account';
   }
 
+  /**
+   * Unscoped by design: the public hash check (`GET /api/verify/{hash}`) answers anyone, with no
+   * account; its answer carries no content, owner or id (EvidenceService.publicCheck).
+   */
   async findByHash(contentHash: string): Promise<EvidenceRecord | null> {
     const entry = await this.hashes.findOne({ _id: contentHash });
-    return entry && this.findByLogId(entry.logId);
+    return entry && this.byLogId(entry.logId);
   }
 
   async chainHead(accountId: string): Promise<ChainHeadDoc | null> {
@@ -100,6 +111,11 @@ export class EvidenceRepository {
     const docs = await this.records.find({ _id: { $in: logIds }, accountId }).toArray();
     await this.hashes.deleteMany({ _id: { $in: docs.map((d) => d.contentHash!) } });
     return (await this.records.deleteMany({ _id: { $in: docs.map((d) => d._id) } })).deletedCount;
+  }
+
+  private async byLogId(logId: string): Promise<EvidenceRecord | null> {
+    const doc = await this.records.findOne({ _id: logId });
+    return doc && toRecord(doc);
   }
 
   /** One page, newest first; `nextBefore` is the `seq` to continue below, null on the last page. */

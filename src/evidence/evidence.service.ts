@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { AppError } from '../http/errors';
+import { DomainError } from '../errors';
 import type { EvidenceRecord, EvidenceRepository } from './evidence.repository';
 import { ChainWalk, chainFindingsView } from './chain-walk';
 import { exportedRecord } from './evidence-record.view';
-import { inclusionView, type EvidenceLog } from './evidence-log';
+import { inclusionView, type EvidenceLog } from './log/evidence-log';
 import { contentHash, SEAL_ALGORITHM } from './seal';
 
 /** How other answers point at the sealed record behind them. */
@@ -71,10 +71,10 @@ export class EvidenceService {
   ) {}
 
   async ownedRecord(accountId: string, logId: string): Promise<EvidenceRecord> {
-    const record = await this.evidence.findByLogId(logId);
-    if (!record) throw new AppError(404, `No evidence record with id ${logId}`);
-    if (record.accountId !== accountId) {
-      throw new AppError(403, `Evidence record ${logId} belongs to another account`);
+    const record = await this.evidence.findOwned(accountId, logId);
+    if (!record) throw new DomainError('not_found', `No evidence record with id ${logId}`);
+    if (record === 'another_account') {
+      throw new DomainError('forbidden', `Evidence record ${logId} belongs to another account`);
     }
     return record;
   }
@@ -84,9 +84,10 @@ export class EvidenceService {
     const recomputed = recomputeHash(record);
     const sealed = record.contentHash !== undefined;
     const match = sealed && recomputed === record.contentHash;
-    const predecessor = record.prevLogId ? await this.evidence.findByLogId(record.prevLogId) : null;
-    const isPredecessor =
-      predecessor?.accountId === accountId && predecessor.seq === record.seq - 1;
+    const predecessor = record.prevLogId
+      ? await this.evidence.findOwned(accountId, record.prevLogId)
+      : null;
+    const isPredecessor = typeof predecessor === 'object' && predecessor?.seq === record.seq - 1;
     const predecessorHash = isPredecessor ? (predecessor.contentHash ?? null) : null;
     const holds = record.seq === 1 ? record.prevHash === null : predecessorHash === record.prevHash;
     const { leafIndex, inclusion } = await this.log.inclusionOf(record.id, 'issue');
@@ -111,7 +112,7 @@ export class EvidenceService {
   /** For anyone: whether a sealed record with this hash exists and is intact. Nothing else. */
   async publicCheck(hash: string): Promise<z.output<typeof hashCheckView>> {
     const record = await this.evidence.findByHash(hash);
-    if (!record) throw new AppError(404, 'No sealed record has this content hash');
+    if (!record) throw new DomainError('not_found', 'No sealed record has this content hash');
     const { leafIndex, inclusion } = await this.log.inclusionOf(record.id, 'latest');
     return {
       content_hash: hash,

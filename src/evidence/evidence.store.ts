@@ -14,7 +14,7 @@ import {
   type EvidenceRecord,
   type HashIndexDoc,
 } from './evidence.repository';
-import { LeafLog } from './log-leaves';
+import { LeafLog } from './log/log-leaves';
 import { contentHash, SEAL_ALGORITHM, toJsonObject, type JsonObject } from './seal';
 
 export interface EvidenceInput {

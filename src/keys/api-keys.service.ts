@@ -1,5 +1,5 @@
 import type { SessionPrincipal } from '../accounts/auth.service';
-import type { AuditTrail } from '../audit/audit-trail';
+import type { AuditTrail } from '../evidence/trail/audit-trail';
 import type { Clock } from '../clock';
 import { AppError } from '../http/errors';
 import type { ApiKeyPrincipal } from '../auth/caller';

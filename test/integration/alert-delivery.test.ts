@@ -2,7 +2,7 @@ import request from 'supertest';
 import { startAlert } from '../../src/alerts/alert-workflows';
 import { slotId } from '../../src/alerts/channel-test-slots';
 import { channelTestView, deliveryListView } from '../../src/alerts/channels.routes';
-import { auditTrailView } from '../../src/audit/audit.routes';
+import { auditTrailView } from '../../src/evidence/trail/trail.routes';
 import { freePort } from '../../tools/stack';
 import { tripwirePayload } from '../support/alerts';
 import { signUpAndLogIn, type SignedIn } from '../support/accounts';

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { createKey, signUpAndLogIn, type SignedIn } from '../support/accounts';
-import { AuditTrail, toEvidence } from '../../src/audit/audit-trail';
-import { auditTrailView } from '../../src/audit/audit.routes';
+import { AuditTrail, toEvidence } from '../../src/evidence/trail/audit-trail';
+import { auditTrailView } from '../../src/evidence/trail/trail.routes';
 import { EvidenceRepository } from '../../src/evidence/evidence.repository';
 import { EvidenceStore } from '../../src/evidence/evidence.store';
 import { createTestApp, type TestApp } from '../support/test-app';

@@ -5,11 +5,11 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pino from 'pino';
 import request from 'supertest';
-import { evidenceExportView, type EvidenceExport } from '../../src/evidence/evidence-export';
+import { evidenceExportView, type EvidenceExport } from '../../src/evidence/export/evidence-export';
 import { EvidenceStore } from '../../src/evidence/evidence.store';
-import { verifyExport } from '../../src/evidence/export-verifier';
-import { recordLeafHash } from '../../src/evidence/log-tree';
-import { verifyConsistency, verifyInclusion } from '../../src/evidence/merkle';
+import { verifyExport } from '../../src/evidence/export/export-verifier';
+import { recordLeafHash } from '../../src/evidence/log/log-tree';
+import { verifyConsistency, verifyInclusion } from '../../src/evidence/log/merkle';
 import { contentHash } from '../../src/evidence/seal';
 import {
   generateSigner,
@@ -17,7 +17,7 @@ import {
   parseCheckpoint,
   verifierKey,
   type NoteVerifier,
-} from '../../src/evidence/signed-note';
+} from '../../src/evidence/log/signed-note';
 import { chainReportView } from '../../src/evidence/evidence.service';
 import { createKey, signUpAndLogIn, type SignedIn } from '../support/accounts';
 import { createTestApp, type TestApp } from '../support/test-app';

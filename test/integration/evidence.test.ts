@@ -1,16 +1,16 @@
 import request from 'supertest';
-import { evidenceExportView } from '../../src/evidence/evidence-export';
+import { evidenceExportView } from '../../src/evidence/export/evidence-export';
 import {
   chainReportView,
   hashCheckView,
   recordVerificationView,
 } from '../../src/evidence/evidence.service';
-import { evidencePageView } from '../../src/evidence/console-evidence.routes';
+import { evidencePageView } from '../../src/evidence/records.routes';
 import { EvidenceStore } from '../../src/evidence/evidence.store';
-import type { Inclusion } from '../../src/evidence/evidence-log';
-import { recordLeafHash } from '../../src/evidence/log-tree';
-import { verifyInclusion } from '../../src/evidence/merkle';
-import { openNote, parseCheckpoint } from '../../src/evidence/signed-note';
+import type { Inclusion } from '../../src/evidence/log/evidence-log';
+import { recordLeafHash } from '../../src/evidence/log/log-tree';
+import { verifyInclusion } from '../../src/evidence/log/merkle';
+import { openNote, parseCheckpoint } from '../../src/evidence/log/signed-note';
 import { createKey, signUpAndLogIn, type SignedIn } from '../support/accounts';
 import { createTestApp, type TestApp } from '../support/test-app';
 

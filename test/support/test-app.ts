@@ -13,8 +13,8 @@ import { connectMongo, ensureIndexes, type Database } from '../../src/db/mongo';
 import type { CounterStore } from '../../src/metering/counters.repository';
 import type { PlanLimits } from '../../src/metering/plan-limits';
 import { createTemporal, type Temporal } from '../../src/temporal/client';
-import type { Checkpoints } from '../../src/evidence/checkpoints';
-import { generateSigner, type NoteSigner } from '../../src/evidence/signed-note';
+import type { Checkpoints } from '../../src/evidence/log/checkpoints';
+import { generateSigner, type NoteSigner } from '../../src/evidence/log/signed-note';
 import type { StartReconciler } from '../../src/temporal/start-reconciler';
 
 export interface TestApp {

@@ -1,6 +1,6 @@
 import pino from 'pino';
-import type { AuditEvent, AuditTrail } from '../../src/audit/audit-trail';
-import { AuditTrailWriter } from '../../src/audit/audit-trail.writer';
+import type { AuditEvent, AuditTrail } from '../../src/evidence/trail/audit-trail';
+import { AuditTrailWriter } from '../../src/evidence/trail/audit-trail.writer';
 import type { EvidenceInput } from '../../src/evidence/evidence.store';
 
 function event(n: number, accountId = 'usr_a'): AuditEvent {

@@ -12,7 +12,7 @@ import {
   verifyConsistency,
   verifyInclusion,
   type SubtreeLookup,
-} from '../../src/evidence/merkle';
+} from '../../src/evidence/log/merkle';
 
 const hex = (h: string) => Buffer.from(h, 'hex');
 const leaves = vectors.leaf_inputs.map((l) => leafHash(hex(l)));

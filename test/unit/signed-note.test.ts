@@ -8,7 +8,7 @@ import {
   parseVerifier,
   signNote,
   verifierKey,
-} from '../../src/evidence/signed-note';
+} from '../../src/evidence/log/signed-note';
 
 describe('signed notes (golang.org/x/mod/sumdb/note vectors)', () => {
   it('when the published key signs the published text, then the published note, byte for byte', () => {

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { loadConfig } from '../../src/config';
-import { loadSigningKey, logOrigin } from '../../src/evidence/signing-key';
-import { generateSigner, verifierKey } from '../../src/evidence/signed-note';
+import { loadSigningKey, logOrigin } from '../../src/evidence/log/signing-key';
+import { generateSigner, verifierKey } from '../../src/evidence/log/signed-note';
 
 const log = pino({ level: 'silent' });
 const config = (env: Record<string, string>) =>

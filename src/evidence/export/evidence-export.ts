@@ -1,16 +1,15 @@
-import { once } from 'node:events';
-import type { Request, Response } from 'express';
+import { Readable } from 'node:stream';
 import { z } from 'zod';
-import type { UsersRepository } from '../accounts/users.repository';
-import { AppError } from '../http/errors';
-import { monthWindow, utcDate } from '../metering/windows';
-import { featureNotInPlan, planHasFeature } from '../plans';
+import type { UsersRepository } from '../../accounts/users.repository';
+import { DomainError } from '../../errors';
+import { monthWindow, utcDate } from '../../metering/windows';
+import { featureNotInPlan, planHasFeature } from '../../plans';
 import { cutLog, cutRecords, cutRecordView, type Cut, type CutRecord } from './evidence-cut';
-import { LEAF_RULE, type EvidenceLog } from './evidence-log';
-import { streamPdfExport } from './evidence-pdf';
-import type { EvidenceRepository } from './evidence.repository';
-import { SEAL_ALGORITHM } from './seal';
-import { verifierKey } from './signed-note';
+import { LEAF_RULE, type EvidenceLog } from '../log/evidence-log';
+import { pdfExport } from './evidence-pdf';
+import type { EvidenceRepository } from '../evidence.repository';
+import { SEAL_ALGORITHM } from '../seal';
+import { verifierKey } from '../log/signed-note';
 
 export const cutView = z.object({
   head: z.object({ seq: z.number().int(), content_hash: z.string() }).nullable(),
@@ -50,9 +49,14 @@ export function describeCut(cut: Cut): z.output<typeof cutView> {
   };
 }
 
-async function write(res: Response, chunk: string | Buffer): Promise<void> {
-  if (!res.write(chunk)) await once(res, 'drain');
+/** A file for the route to send: its media type, its name, and its bytes as they are made. */
+export interface ExportFile {
+  contentType: string;
+  fileName: string;
+  body: Readable;
 }
+
+export type ExportFormat = 'json' | 'pdf';
 
 export interface ExportDeps {
   evidence: EvidenceRepository;
@@ -62,17 +66,11 @@ export interface ExportDeps {
 }
 
 /**
- * The log up to its cut as one JSON document, streamed from a cursor with back-pressure, so memory
- * stays flat however long the log is. The summary comes last, once the records have been counted.
+ * The log up to its cut as one JSON document, streamed from a cursor as the reader takes it, so
+ * memory stays flat however long the log is. The summary comes last, once the records are counted.
  */
-export async function streamJsonExport(
-  res: Response,
-  deps: ExportDeps,
-  accountId: string,
-): Promise<void> {
+async function jsonExport(deps: ExportDeps, accountId: string): Promise<ExportFile> {
   const cut = await cutLog(deps, accountId);
-  res.status(200).type('application/json');
-  res.set('Content-Disposition', `attachment; filename="evidence-${accountId}.json"`);
   const { signer } = deps.log.checkpoints;
   const header = {
     account_id: accountId,
@@ -81,14 +79,26 @@ export async function streamJsonExport(
     log: { origin: signer.name, vkey: verifierKey(signer), leaf_rule: LEAF_RULE },
     cut: describeCut(cut),
   } satisfies Omit<EvidenceExport, 'records' | 'summary'>;
-  await write(res, `${JSON.stringify(header).slice(0, -1)},"records":[`);
+  return {
+    contentType: 'application/json',
+    fileName: `evidence-${accountId}.json`,
+    body: Readable.from(jsonDocument(deps, cut, header)),
+  };
+}
+
+async function* jsonDocument(
+  deps: ExportDeps,
+  cut: Cut,
+  header: Omit<EvidenceExport, 'records' | 'summary'>,
+): AsyncGenerator<string> {
+  yield `${JSON.stringify(header).slice(0, -1)},"records":[`;
   let count = 0;
   let first: CutRecord | undefined;
   let last: CutRecord | undefined;
   for await (const chunk of cutRecords(deps, cut)) {
     first ??= chunk[0];
     last = chunk.at(-1);
-    await write(res, (count ? ',' : '') + chunk.map((r) => JSON.stringify(r)).join(','));
+    yield (count ? ',' : '') + chunk.map((r) => JSON.stringify(r)).join(',');
     count += chunk.length;
   }
   const summary = {
@@ -97,31 +107,26 @@ export async function streamJsonExport(
     last_seq: last?.seq ?? null,
     head_hash: last?.content_hash ?? null,
   } satisfies EvidenceExport['summary'];
-  res.end(`],"summary":${JSON.stringify(summary)}}`);
+  yield `],"summary":${JSON.stringify(summary)}}`;
 }
 
-/** JSON on every plan; the PDF with `format=pdf` or `Accept: application/pdf`, paid plans only. */
-export async function sendExport(
-  req: Request,
-  res: Response,
+/** JSON on every plan; the legal PDF on paid plans only. */
+export async function exportEvidence(
   deps: ExportDeps,
   accountId: string,
-  format: 'json' | 'pdf' | undefined,
-): Promise<void> {
-  const pdf =
-    format === 'pdf' ||
-    (!format && req.accepts(['application/json', 'application/pdf']) === 'application/pdf');
-  if (!pdf) return streamJsonExport(res, deps, accountId);
+  format: ExportFormat,
+): Promise<ExportFile> {
+  if (format === 'json') return jsonExport(deps, accountId);
   const account = await deps.users.findById(accountId);
-  if (!account) throw new AppError(404, `No account ${accountId}`);
+  if (!account) throw new DomainError('not_found', `No account ${accountId}`);
   if (!planHasFeature(account.plan, 'legal_pdf_export')) {
     // A feature, not a count: the plan's monthly allowance is 0, so used is 0 and it "resets"
     // like every monthly quota (the spec's 402 carries both), though only a plan change opens it.
-    throw new AppError(402, {
+    throw new DomainError('quota_exceeded', {
       ...featureNotInPlan(account.plan, 'legal_pdf_export', 'The legal PDF export'),
       used: 0,
       resets_at: utcDate(monthWindow(deps.now()).resetsAt),
     });
   }
-  return streamPdfExport(res, deps, { id: account.id, email: account.email });
+  return pdfExport(deps, { id: account.id, email: account.email });
 }

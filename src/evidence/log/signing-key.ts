@@ -1,7 +1,7 @@
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import type { Config } from '../config';
-import type { Logger } from '../logger';
+import type { Config } from '../../config';
+import type { Logger } from '../../logger';
 import { generateSigner, parseSigner, verifierKey, type NoteSigner } from './signed-note';
 
 /** Where development keeps the key it made, beside the dev database (gitignored). */

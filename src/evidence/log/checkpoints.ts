@@ -1,9 +1,9 @@
 import type { Collection, Db } from 'mongodb';
-import type { Clock } from '../clock';
-import type { CollectionIndexes } from '../db/mongo';
-import { isDuplicateKeyError } from '../db/mongo';
-import { KeyedQueue } from '../keyed-queue';
-import type { Logger } from '../logger';
+import type { Clock } from '../../clock';
+import type { CollectionIndexes } from '../../db/mongo';
+import { isDuplicateKeyError } from '../../db/mongo';
+import { KeyedQueue } from '../../keyed-queue';
+import type { Logger } from '../../logger';
 import type { MerkleTreeStore } from './log-tree';
 import { checkpointText, signNote, type NoteSigner } from './signed-note';
 

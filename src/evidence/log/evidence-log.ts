@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
 import { z } from 'zod';
-import type { Clock } from '../clock';
-import { AppError } from '../http/errors';
+import type { Clock } from '../../clock';
+import { DomainError } from '../../errors';
 import { Checkpoints, type CheckpointDoc } from './checkpoints';
 import { LeafLog } from './log-leaves';
 import { MerkleTreeStore } from './log-tree';
@@ -112,9 +112,10 @@ export class EvidenceLog {
 
   /** RFC 9162 consistency between two sizes; `to` must be a size some checkpoint was signed at. */
   async consistency(from: number, to: number): Promise<z.output<typeof consistencyView>> {
-    if (from < 1 || from > to) throw new AppError(422, 'from: must be at least 1 and at most to');
+    if (from < 1 || from > to)
+      throw new DomainError('invalid', 'from: must be at least 1 and at most to');
     const checkpoint = await this.checkpoints.bySize(to);
-    if (!checkpoint) throw new AppError(404, `No checkpoint was signed at size ${to}`);
+    if (!checkpoint) throw new DomainError('not_found', `No checkpoint was signed at size ${to}`);
     const proof = await this.tree.consistencyProof(from, to);
     return { from_size: from, to_size: to, proof: proof.map(hex) };
   }

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { CheckpointDoc } from './checkpoints';
-import type { EvidenceLog } from './evidence-log';
-import { exportedRecord, exportedRecordView } from './evidence-record.view';
-import type { ChainHeadDoc, EvidenceRepository } from './evidence.repository';
+import type { CheckpointDoc } from '../log/checkpoints';
+import type { EvidenceLog } from '../log/evidence-log';
+import { exportedRecord, exportedRecordView } from '../evidence-record.view';
+import type { ChainHeadDoc, EvidenceRepository } from '../evidence.repository';
 
 const CHUNK = 200;
 

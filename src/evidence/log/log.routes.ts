@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { AppError } from '../http/errors';
-import { operationsFor } from '../http/operation';
+import { DomainError } from '../../errors';
+import { operationsFor } from '../../http/operation';
 import {
   checkpointView,
   consistencyView,
@@ -34,7 +34,8 @@ export const logOperations = [
     errors: { 404: 'No checkpoint yet' },
     handler: async ({ res }, log) => {
       const latest = await log.checkpoints.latest();
-      if (!latest) throw new AppError(404, 'No checkpoint has been signed yet: the log is empty');
+      if (!latest)
+        throw new DomainError('not_found', 'No checkpoint has been signed yet: the log is empty');
       res.set('Cache-Control', 'no-store').type('text/plain').send(latest.note);
     },
   }),
@@ -50,9 +51,10 @@ export const logOperations = [
     errors: { 404: 'None signed at that size', 422: 'Not a size' },
     handler: async ({ params }, log) => {
       const parsed = size.safeParse(params.size);
-      if (!parsed.success) throw new AppError(422, 'size: a tree size of at least 1');
+      if (!parsed.success) throw new DomainError('invalid', 'size: a tree size of at least 1');
       const checkpoint = await log.checkpoints.bySize(parsed.data);
-      if (!checkpoint) throw new AppError(404, `No checkpoint was signed at size ${parsed.data}`);
+      if (!checkpoint)
+        throw new DomainError('not_found', `No checkpoint was signed at size ${parsed.data}`);
       return describeCheckpoint(checkpoint);
     },
   }),

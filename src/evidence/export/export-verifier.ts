@@ -1,9 +1,9 @@
-import { ChainWalk, type ChainFindings } from './chain-walk';
+import { ChainWalk, type ChainFindings } from '../chain-walk';
 import type { CutRecord } from './evidence-cut';
 import type { EvidenceExport } from './evidence-export';
-import { verifyConsistency, verifyInclusion } from './merkle';
-import { openNote, parseCheckpoint, type Checkpoint, type NoteVerifier } from './signed-note';
-import { recordLeafHash } from './log-tree';
+import { verifyConsistency, verifyInclusion } from '../log/merkle';
+import { openNote, parseCheckpoint, type Checkpoint, type NoteVerifier } from '../log/signed-note';
+import { recordLeafHash } from '../log/log-tree';
 
 export interface Verdict {
   ok: boolean;

@@ -1,12 +1,8 @@
 import { z } from 'zod';
-import type {
-  EvidencePage,
-  EvidenceRecord,
-  EvidenceRepository,
-} from '../evidence/evidence.repository';
-import type { EvidenceInput, EvidenceStore } from '../evidence/evidence.store';
-import { newId } from '../ids';
-import { DELIVERY_OUTCOMES } from '../../workflows/shared';
+import type { EvidencePage, EvidenceRecord, EvidenceRepository } from '../evidence.repository';
+import type { EvidenceInput, EvidenceStore } from '../evidence.store';
+import { newId } from '../../ids';
+import { DELIVERY_OUTCOMES } from '../../../workflows/shared';
 
 export const KEY_AUDIT_ACTIONS = ['api_key.created', 'api_key.revoked', 'api_key.used'] as const;
 export type AuditAction = (typeof KEY_AUDIT_ACTIONS)[number];

@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import { z } from 'zod';
-import { AppError } from '../http/errors';
+import { DomainError } from '../errors';
 import { operationsFor } from '../http/operation';
 import { hashCheckView, type EvidenceService } from './evidence.service';
 
@@ -10,38 +10,39 @@ const hashParam = z
   .regex(/^[0-9a-f]{64}$/i, 'a SHA-256 content hash: 64 hexadecimal digits');
 
 /** Probes per client address and minute; each API replica counts on its own. */
-export const PUBLIC_VERIFY_PER_MINUTE = 60;
+export const HASH_CHECKS_PER_MINUTE = 60;
 
 /** Probes per client address and minute, answered 429 beyond. */
-function publicVerifyLimiter(): RequestHandler {
+function hashCheckLimiter(): RequestHandler {
   return rateLimit({
     windowMs: 60_000,
-    limit: PUBLIC_VERIFY_PER_MINUTE,
+    limit: HASH_CHECKS_PER_MINUTE,
     standardHeaders: 'draft-7',
     legacyHeaders: false,
     handler: (_req, _res, _next, options) => {
-      throw new AppError(
-        429,
+      const seconds = Math.ceil(options.windowMs / 1000);
+      throw new DomainError(
+        'rate_limited',
         {
           error: 'rate_limited',
-          message: `At most ${PUBLIC_VERIFY_PER_MINUTE} hash checks a minute from one address`,
-          retry_after_seconds: Math.ceil(options.windowMs / 1000),
+          message: `At most ${HASH_CHECKS_PER_MINUTE} hash checks a minute from one address`,
+          retry_after_seconds: seconds,
         },
-        { 'Retry-After': String(Math.ceil(options.windowMs / 1000)) },
+        seconds,
       );
     },
   });
 }
 
-export interface PublicVerifyDeps {
+export interface HashesDeps {
   service: EvidenceService;
   /** One limiter per app, so its counts are the app's own. */
   limiter: RequestHandler;
 }
-const operation = operationsFor<PublicVerifyDeps>('Evidence');
+const operation = operationsFor<HashesDeps>('Evidence');
 
 /** `GET /api/verify/<hash>`: anyone can check a content hash, without an account. */
-export const publicVerifyOperations = [
+export const hashesOperations = [
   operation({
     operationId: 'checkHash',
     method: 'get',
@@ -59,14 +60,14 @@ export const publicVerifyOperations = [
     errors: { 422: 'Not a SHA-256 hex digest', 429: 'Too many checks' },
     handler: async ({ params, res }, { service }) => {
       const hash = hashParam.safeParse(params.hash);
-      if (!hash.success) throw new AppError(422, `hash: ${hash.error.issues[0]?.message}`);
+      if (!hash.success) throw new DomainError('invalid', `hash: ${hash.error.issues[0]?.message}`);
       res.set('Cache-Control', 'no-store');
       return service.publicCheck(hash.data.toLowerCase());
     },
   }),
 ];
 
-export const publicVerifyDeps = (service: EvidenceService): PublicVerifyDeps => ({
+export const hashesDeps = (service: EvidenceService): HashesDeps => ({
   service,
-  limiter: publicVerifyLimiter(),
+  limiter: hashCheckLimiter(),
 });

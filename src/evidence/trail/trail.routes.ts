@@ -1,9 +1,13 @@
 import { z } from 'zod';
-import type { EvidenceRecord } from '../evidence/evidence.repository';
-import { chainReportView, type EvidenceService } from '../evidence/evidence.service';
-import { operationsFor } from '../http/operation';
-import { continueBelow, DEPRECATED_SEQ_QUERY, seqCursor, seqPageQuery } from '../http/pagination';
-import { sessionOf } from '../auth/session-auth';
+import type { EvidenceRecord } from '../evidence.repository';
+import { operationsFor } from '../../http/operation';
+import {
+  continueBelow,
+  DEPRECATED_SEQ_QUERY,
+  seqCursor,
+  seqPageQuery,
+} from '../../http/pagination';
+import { sessionOf } from '../../auth/session-auth';
 import {
   deliveryOutcomeData,
   KEY_AUDIT_ACTIONS,
@@ -44,14 +48,10 @@ function describeEntry(record: EvidenceRecord): z.output<typeof auditEntryView> 
   } as z.output<typeof auditEntryView>;
 }
 
-export interface AuditRoutesDeps {
-  trail: AuditTrail;
-  evidence: EvidenceService;
-}
-const operation = operationsFor<AuditRoutesDeps>('Evidence');
+const operation = operationsFor<AuditTrail>('Evidence');
 
-/** Console routes under /api/audit (session). */
-export const auditOperations = [
+/** The account's audit trail for the console, under /api/audit (session). */
+export const trailOperations = [
   /** The account's audit trail, newest first. */
   operation({
     operationId: 'listAuditTrail',
@@ -65,7 +65,7 @@ export const auditOperations = [
     deprecatedQuery: DEPRECATED_SEQ_QUERY,
     success: { status: 200, description: '`{entries, next_cursor}`' },
     response: auditTrailView,
-    handler: async ({ query, res }, { trail }) => {
+    handler: async ({ query, res }, trail) => {
       const { records, nextBefore } = await trail.page(
         sessionOf(res).userId,
         query.limit,
@@ -77,16 +77,5 @@ export const auditOperations = [
         next: nextBefore,
       };
     },
-  }),
-  /** The whole-log check of the account's evidence chain. */
-  operation({
-    operationId: 'checkChainFromConsole',
-    method: 'get',
-    path: '/api/audit/chain',
-    summary: 'Whole-log chain check (console)',
-    auth: 'session',
-    success: { status: 200, description: 'The check' },
-    response: chainReportView,
-    handler: async ({ res }, { evidence }) => evidence.checkChain(sessionOf(res).userId),
   }),
 ];

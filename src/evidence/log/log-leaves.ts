@@ -1,7 +1,7 @@
 import { MongoBulkWriteError, type Collection, type Db } from 'mongodb';
-import type { CollectionIndexes } from '../db/mongo';
-import { isDuplicateKeyError } from '../db/mongo';
-import { KeyedBatches } from '../keyed-batches';
+import type { CollectionIndexes } from '../../db/mongo';
+import { isDuplicateKeyError } from '../../db/mongo';
+import { KeyedBatches } from '../../keyed-batches';
 
 /** One leaf of the deployment-wide Merkle log: a sealed record's content hash at its index. */
 export interface LeafDoc {

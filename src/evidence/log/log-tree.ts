@@ -1,6 +1,6 @@
 import type { Collection, Db } from 'mongodb';
-import type { CollectionIndexes } from '../db/mongo';
-import { isDuplicateKeyError } from '../db/mongo';
+import type { CollectionIndexes } from '../../db/mongo';
+import { isDuplicateKeyError } from '../../db/mongo';
 import { leavesIndexes, type LeafDoc } from './log-leaves';
 import {
   consistencyProof,

@@ -1,5 +1,5 @@
-import type { EvidenceInput } from '../evidence/evidence.store';
-import type { Logger } from '../logger';
+import type { EvidenceInput } from '../evidence.store';
+import type { Logger } from '../../logger';
 import { toEvidence, type AuditEvent, type AuditTrail } from './audit-trail';
 
 const FLUSH_EVERY_MS = 20;

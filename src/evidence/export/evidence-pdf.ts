@@ -1,11 +1,10 @@
-import { once } from 'node:events';
-import type { Response } from 'express';
+import { PassThrough, type Writable } from 'node:stream';
 import PDFDocument from 'pdfkit';
-import { cutLog, cutRecords, type CutRecord } from './evidence-cut';
-import type { ExportDeps } from './evidence-export';
+import { cutLog, cutRecords, type Cut, type CutRecord } from './evidence-cut';
+import type { ExportDeps, ExportFile } from './evidence-export';
 import { describeCut } from './evidence-export';
 import { ExportVerifier, type Verdict } from './export-verifier';
-import { fingerprint, verifierKey } from './signed-note';
+import { fingerprint, verifierKey } from '../log/signed-note';
 
 const MARGIN = 50;
 const PAGE = { width: 595.28, height: 841.89 };
@@ -36,11 +35,10 @@ export function summarize(data: Record<string, unknown>, prefix = ''): string {
  * record's time, kind, content hash, Merkle leaf and a summary of its content, at a fixed number
  * per page so that "page n of N" is known before the records stream.
  */
-export async function streamPdfExport(
-  res: Response,
+export async function pdfExport(
   deps: ExportDeps,
   account: { id: string; email: string },
-): Promise<void> {
+): Promise<ExportFile> {
   const cut = await cutLog(deps, account.id);
   const { signer } = deps.log.checkpoints;
   const verifier = new ExportVerifier({ account_id: account.id, cut: describeCut(cut) }, [signer]);
@@ -61,11 +59,9 @@ export async function streamPdfExport(
     margin: MARGIN,
     info: { Title: `Evidence log of ${account.id}`, Author: issuer, Subject: 'Sealed evidence' },
   });
-  res.status(200).type('application/pdf');
-  res.set('Content-Disposition', `attachment; filename="evidence-${account.id}.pdf"`);
-  doc.pipe(res);
-  let page = 1;
-  const footer = () => {
+  const body = new PassThrough();
+  doc.pipe(body);
+  const footer = (page: number) => {
     const bottom = doc.page.margins.bottom;
     doc.page.margins.bottom = 0; // writing below the margin must not start a new page
     doc.font('Helvetica').fontSize(8).fillColor('#444');
@@ -89,23 +85,50 @@ export async function streamPdfExport(
     last,
     signer,
   });
-  footer();
+  footer(1);
+  // Laid out while the reader takes the pages; a failure ends the stream with the error.
+  void layOutRecords(deps, cut, { doc, body, footer }).catch((err: unknown) =>
+    body.destroy(err as Error),
+  );
+  return { contentType: 'application/pdf', fileName: `evidence-${account.id}.pdf`, body };
+}
+
+interface Layout {
+  doc: PDFKit.PDFDocument;
+  body: Writable;
+  footer: (page: number) => void;
+}
+
+/** The record pages, paced by the reader: a page chunk waits until the last one was taken. */
+async function layOutRecords(deps: ExportDeps, cut: Cut, l: Layout): Promise<void> {
   let onPage = 0;
+  let page = 1;
   // The second pass only lays records out: their proofs were checked in the first.
   for await (const chunk of cutRecords(deps, cut, { withProofs: false })) {
     for (const record of chunk) {
       if (onPage % RECORDS_PER_PAGE === 0) {
-        doc.addPage();
+        l.doc.addPage();
         page += 1;
-        footer();
-        doc.font('Helvetica-Bold').fontSize(10).text('Records, oldest first', MARGIN, MARGIN);
+        l.footer(page);
+        l.doc.font('Helvetica-Bold').fontSize(10).text('Records, oldest first', MARGIN, MARGIN);
       }
-      recordBlock(doc, record, MARGIN + 18 + (onPage % RECORDS_PER_PAGE) * RECORD_HEIGHT);
+      recordBlock(l.doc, record, MARGIN + 18 + (onPage % RECORDS_PER_PAGE) * RECORD_HEIGHT);
       onPage += 1;
     }
-    if (res.writableNeedDrain) await once(res, 'drain');
+    if (l.body.writableNeedDrain) await drainedOrClosed(l.body);
+    if (l.body.destroyed) return; // the reader went away: nobody takes the rest
   }
-  doc.end();
+  l.doc.end();
+}
+
+function drainedOrClosed(stream: Writable): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off('drain', done).off('close', done);
+      resolve();
+    };
+    stream.on('drain', done).on('close', done);
+  });
 }
 
 function recordBlock(doc: PDFKit.PDFDocument, r: CutRecord, y: number): void {
