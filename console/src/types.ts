@@ -17,7 +17,7 @@ import type {
 } from '../../src/alerts/channels.routes';
 import type { canaryListView, canaryView } from '../../src/canaries/canaries.routes';
 import type { threatEventListView, threatEventView } from '../../src/canaries/threats.routes';
-import type { evidencePageView } from '../../src/evidence/console-evidence.routes';
+import type { evidencePageView } from '../../src/evidence/records.routes';
 import type { chainReportView, recordVerificationView } from '../../src/evidence/evidence.service';
 import type { keyListView, keyView, newKeyView } from '../../src/keys/api-keys.routes';
 import type { usageView } from '../../src/metering/usage.routes';
