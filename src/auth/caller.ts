@@ -60,3 +60,22 @@ export function ownedByCaller<T extends { accountId: string }>(
   }
   return resource;
 }
+
+/** Who is calling, as services take it: a console session, or an API key with its scopes. */
+export type Caller =
+  | { type: 'session'; userId: string }
+  | { type: 'api_key'; keyId: string; accountId: string; scopes: string[] };
+
+/**
+ * The caller of this request, for services that take it as a plain value. An API key wins over a
+ * session token sent alongside it, as in `callerAccountId`: a key never borrows a session's rights.
+ */
+export function callerOf(res: Response): Caller {
+  const { apiKey, session } = res.locals;
+  if (apiKey) {
+    const { keyId, accountId, scopes } = apiKey;
+    return { type: 'api_key', keyId, accountId, scopes };
+  }
+  if (session) return { type: 'session', userId: session.userId };
+  throw new Error('an authentication middleware must run before this handler');
+}

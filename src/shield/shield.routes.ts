@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express';
 import { z } from 'zod';
 import { callerAccountId, ownAccountOnly } from '../auth/caller';
+import { presenterOf } from '../canaries/tripwire.routes';
 import { operationsFor } from '../http/operation';
 import { continueBelow, DEPRECATED_SEQ_QUERY, seqPageQuery } from '../http/pagination';
 import {
@@ -53,7 +54,7 @@ export const shieldOperations = [
     },
     handler: async ({ body: { user_id, user_message }, req, res }, { inspector }) => ({
       user_id,
-      ...(await inspector.inspect(req, callerAccountId(res), user_id, user_message)),
+      ...(await inspector.inspect(presenterOf(req), callerAccountId(res), user_id, user_message)),
     }),
   }),
   operation({
