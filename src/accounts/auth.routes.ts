@@ -151,8 +151,9 @@ export const authOperations = [
     },
     handler: async ({ req, res }, { auth, config }) => {
       const refreshToken = refreshCookie(req.cookies);
-      if (!refreshToken)
+      if (!refreshToken) {
         throw new DomainError('unauthenticated', 'Missing refresh cookie: log in again');
+      }
       try {
         return sendSession(res, config, await auth.refresh(refreshToken));
       } catch (err) {

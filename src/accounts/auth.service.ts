@@ -86,8 +86,9 @@ export class AuthService {
       return await users.create(normalised, passwordHash, clock());
     } catch (err) {
       if (invite) await invites.restore(invite);
-      if (err instanceof EmailTakenError)
+      if (err instanceof EmailTakenError) {
         throw new DomainError('conflict', 'email: already registered');
+      }
       throw err;
     }
   }
@@ -181,8 +182,9 @@ export class AuthService {
   ): Promise<void> {
     const { users, hasher, throttle, sessions, clock } = this.deps;
     const user = await users.findById(principal.userId);
-    if (!user)
+    if (!user) {
       throw new DomainError('unauthenticated', 'The account of this session no longer exists');
+    }
     const who: SignInAttempt = { normalisedEmail: user.email, source };
     const throttled = () => throttle.check(who);
     await throttle.attempt(who, async () => {

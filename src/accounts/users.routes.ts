@@ -39,8 +39,9 @@ export const usersOperations = [
     response: meView,
     handler: async ({ res }, { users }) => {
       const user = await users.findById(sessionOf(res).userId);
-      if (!user)
+      if (!user) {
         throw new DomainError('unauthenticated', 'The account of this session no longer exists');
+      }
       return {
         user_id: user.id,
         email: user.email,

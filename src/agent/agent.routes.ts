@@ -74,8 +74,9 @@ async function toWatch(agentId: string, send: () => Promise<void>) {
   try {
     await send();
   } catch (err) {
-    if (err instanceof WorkflowNotFoundError)
+    if (err instanceof WorkflowNotFoundError) {
       throw new DomainError('not_found', `No agent ${agentId}`);
+    }
     throw err;
   }
 }

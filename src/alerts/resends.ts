@@ -49,8 +49,9 @@ export class Resends {
     requestId?: string,
   ): Promise<Resent> {
     const record = await this.deliveries.find(accountId, channelId, deliveryId);
-    if (!record)
+    if (!record) {
       throw new DomainError('not_found', `No delivery ${deliveryId} on channel ${channelId}`);
+    }
     if (!record.outcome) {
       throw new DomainError('conflict', `Delivery ${deliveryId} is still being attempted`);
     }

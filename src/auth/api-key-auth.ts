@@ -65,7 +65,8 @@ export function apiKeyLayer({ keys, trail, clock, refused }: ApiKeyLayerDeps): R
 
 /** Product routes: only an API key authenticates here. */
 export const requireApiKey: RequestHandler = (req, res, next) => {
-  if (!res.locals.apiKey)
+  if (!res.locals.apiKey) {
     throw new DomainError('unauthenticated', 'Missing API key: send X-API-Key: <API_KEY>');
+  }
   next();
 };

@@ -131,8 +131,9 @@ function asDomainError(err: unknown): DomainError | undefined {
   }
   if (err instanceof ZodError) return new DomainError('invalid', describeZodError(err));
   // The router could not decode a `%` sequence in a path parameter (`/r/%ZZ`): the client's fault.
-  if (err instanceof URIError)
+  if (err instanceof URIError) {
     return new DomainError('malformed', 'path: malformed percent-encoding');
+  }
   if (!isBodyParserError(err)) return undefined;
   switch (err.type) {
     case 'entity.verify.failed':

@@ -70,6 +70,7 @@ export class ApiKeysService {
       slot = await keys.claimSlot(accountId, keyId, now);
     }
     if (slot === null) {
+      // The spec answers the sixth key with a 400, the status of a request that cannot be served.
       throw new DomainError(
         'malformed',
         `An account can have at most ${MAX_ACTIVE_KEYS} active API keys: revoke one before creating another`,
@@ -106,8 +107,9 @@ export class ApiKeysService {
   /** Revocation by the raw value proves possession too: a wrong secret revokes nothing. */
   async revokeByValue(session: SessionPrincipal, value: string): Promise<ApiKey> {
     const parsed = parseApiKey(value);
-    if (!parsed)
+    if (!parsed) {
       throw new DomainError('invalid', 'key: not an API key of the form svc_<id>_<secret>');
+    }
     const existing = await this.deps.keys.findForAuthentication(parsed.keyId);
     if (!existing || !secretMatches(parsed.secret, existing.secretHash)) {
       throw new DomainError('not_found', 'No API key matches that value');
