@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { callerAccountId, ownAccountOnly } from '../auth/caller';
 import { presenterOf } from '../canaries/tripwire.routes';
 import { operationsFor } from '../http/operation';
-import { continueBelow, DEPRECATED_SEQ_QUERY, seqPageQuery } from '../http/pagination';
+import { continueBelow, DEPRECATED_SEQ_QUERY, seqCursor, seqPageQuery } from '../http/pagination';
 import {
   inspectionHistoryView,
   inspectionResultView,
@@ -68,7 +68,13 @@ export const shieldOperations = [
     deprecatedQuery: DEPRECATED_SEQ_QUERY,
     success: { status: 200, description: '`{inspections, next_cursor}`' },
     response: inspectionHistoryView,
-    handler: async ({ query, res }, { inspector }) =>
-      inspector.history(callerAccountId(res), query.limit, continueBelow(query)),
+    handler: async ({ query, res }, { inspector }) => {
+      const { inspections, nextBefore } = await inspector.history(
+        callerAccountId(res),
+        query.limit,
+        continueBelow(query),
+      );
+      return { inspections, next_cursor: seqCursor(nextBefore), next_before: nextBefore };
+    },
   }),
 ];

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { seqCursor } from '../http/pagination';
 import { emailToken, RAG_MARKER_PATTERN, urlToken } from '../canaries/decoys';
 import type { Presenter, Tripwires } from '../canaries/tripwires';
 import type { EvidenceRepository } from '../evidence/evidence.repository';
@@ -148,12 +147,12 @@ export class ShieldInspector {
     return leaks;
   }
 
-  /** The account's inspections, newest first. */
+  /** The account's inspections, newest first, and the `seq` to continue below (null at the end). */
   async history(
     accountId: string,
     limit: number,
     beforeSeq?: number,
-  ): Promise<z.output<typeof inspectionHistoryView>> {
+  ): Promise<{ inspections: z.output<typeof inspectionRecordView>[]; nextBefore: number | null }> {
     const { records, nextBefore } = await this.deps.evidence.pageNewestFirst(accountId, {
       kinds: [SHIELD_INSPECTION_KIND],
       limit,
@@ -168,8 +167,7 @@ export class ShieldInspector {
         content_hash: r.contentHash,
         ...(r.data as z.output<typeof sealedInspectionData>),
       })),
-      next_cursor: seqCursor(nextBefore),
-      next_before: nextBefore,
+      nextBefore,
     };
   }
 }
