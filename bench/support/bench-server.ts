@@ -10,6 +10,7 @@
 import { once } from 'node:events';
 import express from 'express';
 import { createApp } from '../../src/app';
+import { presenterOf } from '../../src/canaries/tripwire.routes';
 import { loadConfigOrExit } from '../../src/config';
 import { ALL_INDEXES } from '../../src/db/indexes';
 import { connectMongo, ensureIndexes } from '../../src/db/mongo';
@@ -51,7 +52,10 @@ async function main(): Promise<void> {
   // authentication, no metering.
   bare.post('/shield/inspect', async (req, res) => {
     const { user_id, user_message } = parseBody(inspectSchema, req.body);
-    res.json({ user_id, ...(await api.shield.inspect(req, user_id, user_id, user_message)) });
+    res.json({
+      user_id,
+      ...(await api.shield.inspect(presenterOf(req), user_id, user_id, user_message)),
+    });
   });
   bare.use(errorHandler);
 

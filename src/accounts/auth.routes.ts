@@ -2,7 +2,7 @@ import type { RefusedCredential } from '../auth/api-key-auth';
 import type { CookieOptions, Response } from 'express';
 import { z } from 'zod';
 import type { Config } from '../config';
-import { AppError } from '../http/errors';
+import { DomainError } from '../errors';
 import { operationsFor } from '../http/operation';
 import { bearerToken } from '../auth/session-auth';
 import type { AuthService, IssuedSession, SignIn } from './auth.service';
@@ -119,7 +119,10 @@ export const authOperations = [
       } catch (err) {
         // A decoy password (or any canary string) tried here fires, whichever email came with it,
         // also while the sign-in is held back.
-        if (err instanceof AppError && (err.status === 401 || err.status === 429)) {
+        if (
+          err instanceof DomainError &&
+          (err.kind === 'unauthenticated' || err.kind === 'rate_limited')
+        ) {
           await refused(req, 'password', [password]);
         }
         throw err;
@@ -148,7 +151,9 @@ export const authOperations = [
     },
     handler: async ({ req, res }, { auth, config }) => {
       const refreshToken = refreshCookie(req.cookies);
-      if (!refreshToken) throw new AppError(401, 'Missing refresh cookie: log in again');
+      if (!refreshToken) {
+        throw new DomainError('unauthenticated', 'Missing refresh cookie: log in again');
+      }
       try {
         return sendSession(res, config, await auth.refresh(refreshToken));
       } catch (err) {
@@ -168,7 +173,7 @@ export const authOperations = [
       const token = bearerToken(req.get('authorization'));
       const refreshToken = refreshCookie(req.cookies);
       if (!token && !refreshToken) {
-        throw new AppError(401, 'Missing session token or refresh cookie');
+        throw new DomainError('unauthenticated', 'Missing session token or refresh cookie');
       }
       await auth.logout({ token, refreshToken });
       res.clearCookie(REFRESH_COOKIE, cookieOptions(config));

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock';
-import { AppError } from '../http/errors';
+import { DomainError } from '../errors';
 import { newId } from '../ids';
 import type { InvitesRepository } from './invites.repository';
 import type { LoginThrottle, NewDevice, SignInAttempt } from './login-throttle';
@@ -55,7 +55,7 @@ export class AuthService {
   async signup(email: string, password: string, inviteCode?: string): Promise<User> {
     const { users, invites, hasher, clock, signupMode } = this.deps;
     if (signupMode === 'closed') {
-      throw new AppError(403, {
+      throw new DomainError('forbidden', {
         error: 'signup_closed',
         message: 'Sign-up is closed on this service: ask its operator for an account',
       });
@@ -65,7 +65,7 @@ export class AuthService {
     if (signupMode === 'invite') {
       // Checked before the costly hash, used up only once the account can be made.
       if (!codeHash || !(await invites.isValid(codeHash, normalised, clock()))) {
-        throw new AppError(403, {
+        throw new DomainError('forbidden', {
           error: 'invite_required',
           message: 'invite_code: missing, expired, or not for this email address',
         });
@@ -77,13 +77,18 @@ export class AuthService {
         ? await invites.consume(codeHash, normalised, clock())
         : undefined;
     if (invite === null) {
-      throw new AppError(403, { error: 'invite_required', message: 'invite_code: already used' });
+      throw new DomainError('forbidden', {
+        error: 'invite_required',
+        message: 'invite_code: already used',
+      });
     }
     try {
       return await users.create(normalised, passwordHash, clock());
     } catch (err) {
       if (invite) await invites.restore(invite);
-      if (err instanceof EmailTakenError) throw new AppError(409, 'email: already registered');
+      if (err instanceof EmailTakenError) {
+        throw new DomainError('conflict', 'email: already registered');
+      }
       throw err;
     }
   }
@@ -126,7 +131,7 @@ export class AuthService {
     }
     if (!user || !verification.valid) {
       await throttle.failed(who);
-      throw new AppError(401, INVALID_LOGIN);
+      throw new DomainError('unauthenticated', INVALID_LOGIN);
     }
     notFailed();
     await throttle.succeeded(who);
@@ -157,9 +162,12 @@ export class AuthService {
     const reused = await this.deps.sessions.findRetired(digest);
     if (reused) {
       await this.deps.sessions.delete(reused.sessionId);
-      throw new AppError(401, { error: 'refresh_reused', message: REUSED_REFRESH });
+      throw new DomainError('unauthenticated', {
+        error: 'refresh_reused',
+        message: REUSED_REFRESH,
+      });
     }
-    throw new AppError(401, INVALID_REFRESH);
+    throw new DomainError('unauthenticated', INVALID_REFRESH);
   }
 
   /**
@@ -174,14 +182,16 @@ export class AuthService {
   ): Promise<void> {
     const { users, hasher, throttle, sessions, clock } = this.deps;
     const user = await users.findById(principal.userId);
-    if (!user) throw new AppError(401, 'The account of this session no longer exists');
+    if (!user) {
+      throw new DomainError('unauthenticated', 'The account of this session no longer exists');
+    }
     const who: SignInAttempt = { normalisedEmail: user.email, source };
     const throttled = () => throttle.check(who);
     await throttle.attempt(who, async () => {
       await throttled();
       if (!(await hasher.verify(current, user.passwordHash, { whenItsTurn: throttled })).valid) {
         await throttle.failed(who);
-        throw new AppError(403, 'current_password: does not match the account password');
+        throw new DomainError('forbidden', 'current_password: does not match the account password');
       }
       await throttle.succeeded(who);
     });

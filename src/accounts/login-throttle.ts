@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import ipaddr from 'ipaddr.js';
 import type { Clock } from '../clock';
-import { AppError } from '../http/errors';
+import { DomainError } from '../errors';
 import { KeyedQueue } from '../keyed-queue';
 import type { KnownDevicesRepository } from './known-devices.repository';
 import type { LoginFailuresRepository } from './login-failures.repository';
@@ -65,15 +65,15 @@ export interface NewDevice {
   expiresAt: Date;
 }
 
-function throttled(seconds: number): AppError {
-  return new AppError(
-    429,
+function throttled(seconds: number): DomainError {
+  return new DomainError(
+    'rate_limited',
     {
       error: 'login_throttled',
       message: `Too many failed sign-ins: try again in ${seconds} s`,
       retry_after_seconds: seconds,
     },
-    { 'Retry-After': String(seconds) },
+    seconds,
   );
 }
 
@@ -161,7 +161,8 @@ export class LoginThrottle {
     try {
       return await queued();
     } catch (err) {
-      if (err instanceof AppError && err.status === 429) await sleep(LOGIN_THROTTLE.refusalPauseMs);
+      if (err instanceof DomainError && err.kind === 'rate_limited')
+        await sleep(LOGIN_THROTTLE.refusalPauseMs);
       throw err;
     }
   }

@@ -1,5 +1,5 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
-import { AppError } from '../http/errors';
+import { DomainError } from '../errors';
 
 /**
  * scrypt at OWASP's Password Storage Cheat Sheet minimum (N = 2^17, r = 8, p = 1): 128 MiB and a
@@ -152,14 +152,14 @@ export class PasswordHasher {
     }: { whenItsTurn?: () => Promise<void>; priority?: HashPriority } = {},
   ): Promise<Buffer> {
     if (this.slots.full(priority)) {
-      throw new AppError(
-        503,
+      throw new DomainError(
+        'unavailable',
         {
           error: 'login_busy',
           message: 'Too many sign-ins are being checked right now: try again in a second',
           retry_after_seconds: 1,
         },
-        { 'Retry-After': '1' },
+        1,
       );
     }
     return this.slots.run(priority, async () => {

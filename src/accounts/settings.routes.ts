@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Clock } from '../clock';
 import { callerAccountId } from '../auth/caller';
-import { AppError } from '../http/errors';
+import { DomainError } from '../errors';
 import { operationsFor } from '../http/operation';
 import type { User, UsersRepository } from './users.repository';
 
@@ -20,7 +20,8 @@ function describe(user: User): z.output<typeof settingsView> {
   return { telegram_chat_id: user.telegramChatId ?? null };
 }
 
-const gone = () => new AppError(401, 'The account of this caller no longer exists');
+const gone = () =>
+  new DomainError('unauthenticated', 'The account of this caller no longer exists');
 
 export interface SettingsDeps {
   users: UsersRepository;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { PLAN_IDS } from '../plans';
-import { AppError } from '../http/errors';
+import { DomainError } from '../errors';
 import { operationsFor } from '../http/operation';
 import { sessionOf } from '../auth/session-auth';
 import type { AuthService } from './auth.service';
@@ -39,7 +39,9 @@ export const usersOperations = [
     response: meView,
     handler: async ({ res }, { users }) => {
       const user = await users.findById(sessionOf(res).userId);
-      if (!user) throw new AppError(401, 'The account of this session no longer exists');
+      if (!user) {
+        throw new DomainError('unauthenticated', 'The account of this session no longer exists');
+      }
       return {
         user_id: user.id,
         email: user.email,

@@ -3,7 +3,7 @@ import type { Response } from 'express';
 import { z } from 'zod';
 import type { Clock } from '../clock';
 import { callerAccountId, findOwned } from '../auth/caller';
-import { AppError } from '../http/errors';
+import { DomainError } from '../errors';
 import { operationsFor } from '../http/operation';
 import { START_DEADLINE_MS, type Temporal } from '../temporal/client';
 import {
@@ -74,7 +74,9 @@ async function toWatch(agentId: string, send: () => Promise<void>) {
   try {
     await send();
   } catch (err) {
-    if (err instanceof WorkflowNotFoundError) throw new AppError(404, `No agent ${agentId}`);
+    if (err instanceof WorkflowNotFoundError) {
+      throw new DomainError('not_found', `No agent ${agentId}`);
+    }
     throw err;
   }
 }
@@ -190,7 +192,7 @@ export const agentOperations = [
     handler: async ({ params, res }, { agents, temporal }) => {
       const agent = await owned(agents, res, params.agent_id!);
       await toWatch(agent.id, () => retireAgentWatch(temporal, agent.id)).catch((err: unknown) => {
-        if (!(err instanceof AppError)) throw err; // already stopped: still remove the record
+        if (!(err instanceof DomainError)) throw err; // already stopped: still remove the record
       });
       await agents.remove(agent.accountId, agent.id);
     },

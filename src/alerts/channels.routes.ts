@@ -2,7 +2,7 @@ import type { Response } from 'express';
 import { z } from 'zod';
 import type { Clock } from '../clock';
 import { findOwned } from '../auth/caller';
-import { AppError } from '../http/errors';
+import { DomainError } from '../errors';
 import { operationsFor } from '../http/operation';
 import { sessionOf } from '../auth/session-auth';
 import { resolveSafeTarget, UnsafeTargetError, type TargetPolicy } from './address-safety';
@@ -47,13 +47,19 @@ function checkKindFields(
 ) {
   const provider = CHANNEL_PROVIDERS[kind];
   if (creating && provider.secret === 'required' && !fields.secret) {
-    throw new AppError(422, `secret: Required for a ${kind} channel (${provider.secretLabel})`);
+    throw new DomainError(
+      'invalid',
+      `secret: Required for a ${kind} channel (${provider.secretLabel})`,
+    );
   }
   if (provider.secret === 'none' && fields.secret) {
-    throw new AppError(422, `secret: only ${SECRET_KINDS.join(' and ')} channels have a secret`);
+    throw new DomainError(
+      'invalid',
+      `secret: only ${SECRET_KINDS.join(' and ')} channels have a secret`,
+    );
   }
   if (kind !== 'webhook' && fields.standardWebhooks) {
-    throw new AppError(422, 'standardWebhooks: only generic webhooks are signed');
+    throw new DomainError('invalid', 'standardWebhooks: only generic webhooks are signed');
   }
 }
 
@@ -199,7 +205,7 @@ async function checkUrl(targets: ChannelRoutesDeps['targets'], url: string) {
   try {
     await resolveSafeTarget(url, { ...targets, requireHttps: true });
   } catch (err) {
-    if (err instanceof UnsafeTargetError) throw new AppError(422, `url: ${err.message}`);
+    if (err instanceof UnsafeTargetError) throw new DomainError('invalid', `url: ${err.message}`);
     throw err;
   }
 }
@@ -282,7 +288,7 @@ export const channelOperations = [
       checkKindFields(channel.kind, changes, false);
       if (changes.url) await checkUrl(targets, changes.url);
       const updated = await channels.update(channel.accountId, channel.id, changes, clock());
-      if (!updated) throw new AppError(404, `No alert channel ${channel.id}`);
+      if (!updated) throw new DomainError('not_found', `No alert channel ${channel.id}`);
       return describe(updated);
     },
   }),
@@ -365,10 +371,10 @@ export const channelOperations = [
       const channel = await owned(channels, res, params.channel_id!);
       const release = await testSlots.acquire(channel.accountId, requestIdOf(req));
       if (!release) {
-        throw new AppError(
-          429,
+        throw new DomainError(
+          'rate_limited',
           `Too many channel tests of this account are running: none came free within ${CHANNEL_TEST_WAIT_MS / 1000} s and nothing was sent. Retry in a minute.`,
-          { 'Retry-After': '60' },
+          60,
         );
       }
       let results;
@@ -383,7 +389,7 @@ export const channelOperations = [
         await release();
       }
       const [result] = results;
-      if (!result) throw new AppError(404, `No alert channel ${channel.id}`);
+      if (!result) throw new DomainError('not_found', `No alert channel ${channel.id}`);
       return result;
     },
   }),

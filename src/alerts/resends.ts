@@ -1,4 +1,4 @@
-import { AppError } from '../http/errors';
+import { DomainError } from '../errors';
 import type { Temporal } from '../temporal/client';
 import { startResend } from './alert-workflows';
 import type { DeliveriesRepository, DeliveryRecord } from './deliveries.repository';
@@ -26,8 +26,8 @@ export class Resends {
 
   private async start(record: DeliveryRecord, requestId: string | undefined): Promise<Resent> {
     if (!record.payload) {
-      throw new AppError(
-        409,
+      throw new DomainError(
+        'conflict',
         `Delivery ${record.id} was recorded without its payload: it cannot be sent again`,
       );
     }
@@ -49,9 +49,11 @@ export class Resends {
     requestId?: string,
   ): Promise<Resent> {
     const record = await this.deliveries.find(accountId, channelId, deliveryId);
-    if (!record) throw new AppError(404, `No delivery ${deliveryId} on channel ${channelId}`);
+    if (!record) {
+      throw new DomainError('not_found', `No delivery ${deliveryId} on channel ${channelId}`);
+    }
     if (!record.outcome) {
-      throw new AppError(409, `Delivery ${deliveryId} is still being attempted`);
+      throw new DomainError('conflict', `Delivery ${deliveryId} is still being attempted`);
     }
     return this.start(record, requestId);
   }

@@ -3,7 +3,7 @@ import type { AuditTrailWriter } from '../evidence/trail/audit-trail.writer';
 import type { Clock } from '../clock';
 import type { ApiKeysService } from '../keys/api-keys.service';
 import { requiredScope, scopesGrant } from '../keys/scopes';
-import { AppError } from '../http/errors';
+import { DomainError } from '../errors';
 import { requestIdOf } from '../http/request-id';
 import './caller';
 
@@ -33,7 +33,7 @@ export function apiKeyLayer({ keys, trail, clock, refused }: ApiKeyLayerDeps): R
     const principal = await keys.authenticate(value);
     if (!principal) {
       await refused(req, 'api_key', [value]);
-      throw new AppError(401, 'Invalid or revoked API key');
+      throw new DomainError('unauthenticated', 'Invalid or revoked API key');
     }
     res.locals.apiKey = principal;
     req.log = req.log.child({ accountId: principal.accountId, keyId: principal.keyId });
@@ -57,7 +57,7 @@ export function apiKeyLayer({ keys, trail, clock, refused }: ApiKeyLayerDeps): R
 
     const scope = requiredScope(req.method, req.path);
     if (scope && !scopesGrant(principal.scopes, scope)) {
-      throw new AppError(403, `The API key does not have the required scope: ${scope}`);
+      throw new DomainError('forbidden', `The API key does not have the required scope: ${scope}`);
     }
     next();
   };
@@ -65,6 +65,8 @@ export function apiKeyLayer({ keys, trail, clock, refused }: ApiKeyLayerDeps): R
 
 /** Product routes: only an API key authenticates here. */
 export const requireApiKey: RequestHandler = (req, res, next) => {
-  if (!res.locals.apiKey) throw new AppError(401, 'Missing API key: send X-API-Key: <API_KEY>');
+  if (!res.locals.apiKey) {
+    throw new DomainError('unauthenticated', 'Missing API key: send X-API-Key: <API_KEY>');
+  }
   next();
 };

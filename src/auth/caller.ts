@@ -1,7 +1,6 @@
 import type { RequestHandler, Response } from 'express';
 import type { SessionPrincipal } from '../accounts/auth.service';
 import { DomainError } from '../errors';
-import { AppError } from '../http/errors';
 
 export interface ApiKeyPrincipal {
   keyId: string;
@@ -38,7 +37,10 @@ export const ownAccountOnly: RequestHandler = (req, res, next) => {
     typeof body === 'object' && body !== null ? (body as { user_id?: unknown }).user_id : undefined,
   ].filter((id) => id !== undefined);
   if (named.some((id) => id !== caller)) {
-    throw new AppError(403, "user_id names another account: a call may only name the caller's own");
+    throw new DomainError(
+      'forbidden',
+      "user_id names another account: a call may only name the caller's own",
+    );
   }
   next();
 };
@@ -72,4 +74,23 @@ export async function findOwned<T>(
     'forbidden',
     `${label[0]!.toUpperCase()}${label.slice(1)} belongs to another account`,
   );
+}
+
+/** Who is calling, as services take it: a console session, or an API key with its scopes. */
+export type Caller =
+  | { type: 'session'; userId: string }
+  | { type: 'api_key'; keyId: string; accountId: string; scopes: string[] };
+
+/**
+ * The caller of this request, for services that take it as a plain value. An API key wins over a
+ * session token sent alongside it, as in `callerAccountId`: a key never borrows a session's rights.
+ */
+export function callerOf(res: Response): Caller {
+  const { apiKey, session } = res.locals;
+  if (apiKey) {
+    const { keyId, accountId, scopes } = apiKey;
+    return { type: 'api_key', keyId, accountId, scopes };
+  }
+  if (session) return { type: 'session', userId: session.userId };
+  throw new Error('an authentication middleware must run before this handler');
 }

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { bearerToken } from './session-auth';
-import { AppError } from '../http/errors';
+import { DomainError } from '../errors';
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
@@ -13,14 +13,15 @@ const digest = (value: string) => createHash('sha256').update(value).digest();
 export function operatorToken(token: string | undefined, variable: string): RequestHandler {
   if (!token) return (_req, _res, next) => next();
   const expected = digest(token);
-  return (req, _res, next) => {
+  return (req, res, next) => {
     const offered = bearerToken(req.get('authorization'));
     // Digests have one length, so the comparison takes the same time whatever was sent.
     if (offered && timingSafeEqual(digest(offered), expected)) return next();
-    throw new AppError(
-      401,
+    // The challenge is HTTP's own; the refusal itself is the domain's.
+    res.set('WWW-Authenticate', 'Bearer');
+    throw new DomainError(
+      'unauthenticated',
       `This route needs Authorization: Bearer <the ${variable} set on the server>`,
-      { 'WWW-Authenticate': 'Bearer' },
     );
   };
 }

@@ -3,7 +3,7 @@ import type { AuthService, SessionPrincipal } from '../accounts/auth.service';
 import type { RefusedCredential } from './api-key-auth';
 import './caller';
 import { authorization } from './authorization';
-import { AppError } from '../http/errors';
+import { DomainError } from '../errors';
 
 /** The bearer token from `Authorization: Bearer <token>` (any letter case of the scheme). */
 export function bearerToken(header: string | undefined): string | undefined {
@@ -18,13 +18,16 @@ export function requireSession(auth: AuthService, refused: RefusedCredential): R
     const header = req.get('authorization');
     if (!header) {
       const hint = req.get('x-api-key') ? ' (API keys are not accepted on this route)' : '';
-      throw new AppError(401, `Missing session token: send Authorization: Bearer <token>${hint}`);
+      throw new DomainError(
+        'unauthenticated',
+        `Missing session token: send Authorization: Bearer <token>${hint}`,
+      );
     }
     const token = bearerToken(header);
     const principal = token && (await auth.authenticate(token));
     if (!principal) {
       await refused(req, 'bearer_token', [token]);
-      throw new AppError(401, 'Invalid or expired session token');
+      throw new DomainError('unauthenticated', 'Invalid or expired session token');
     }
     res.locals.session = principal;
     req.log = req.log.child({ userId: principal.userId });

@@ -1,9 +1,9 @@
-import type { Response } from 'express';
+import type { Caller } from '../auth/caller';
 import type { Clock } from '../clock';
-import { assertMayRemoveEvidence } from '../evidence/evidence-protection';
+import { evidenceRemover } from '../evidence/evidence-protection';
 import type { EvidenceRepository } from '../evidence/evidence.repository';
 import type { EvidenceStore } from '../evidence/evidence.store';
-import { AppError } from '../http/errors';
+import { DomainError } from '../errors';
 import type { CanariesRepository } from './canaries.repository';
 import type { ThreatsRepository } from './threats.repository';
 
@@ -28,16 +28,16 @@ export class EvidenceBoundRemoval {
   constructor(private readonly deps: Deps) {}
 
   async remove(
-    res: Response,
+    caller: Caller,
     target: { accountId: string; canaryIds: string[]; label: string; force: boolean },
   ): Promise<{ removedEvidence: number }> {
     const { canaries, threats, evidence, store, clock } = this.deps;
     const { accountId, canaryIds, label, force } = target;
-    if (force) assertMayRemoveEvidence(res);
+    const remover = force ? evidenceRemover(caller) : null;
     const hits = await threats.hitsOf(accountId, canaryIds);
-    if (hits.length && !force) {
-      throw new AppError(
-        409,
+    if (hits.length && !remover) {
+      throw new DomainError(
+        'conflict',
         `${label} holds ${hits.length} evidence records: delete with force=true from a signed-in console session to remove them too`,
       );
     }
@@ -46,7 +46,7 @@ export class EvidenceBoundRemoval {
       const canary = await canaries.find(accountId, id);
       if (canary && !canary.retiredAt) await canaries.retire(accountId, id, now);
     }
-    if (!hits.length) return { removedEvidence: 0 };
+    if (!hits.length || !remover) return { removedEvidence: 0 };
     const removed = await evidence.removeForcibly(
       accountId,
       hits.map((h) => h.evidence.logId),
@@ -59,7 +59,7 @@ export class EvidenceBoundRemoval {
         canary_ids: canaryIds,
         removed_records: removed,
         removed_seqs: hits.map((h) => h.evidence.seq).sort((a, b) => a - b),
-        by: { type: 'session', user_id: res.locals.session!.userId },
+        by: { type: 'session', user_id: remover.userId },
         at: now.toISOString(),
       },
     });

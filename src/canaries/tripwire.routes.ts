@@ -8,14 +8,14 @@ import { urlToken } from './decoys';
 import { answerAwsCall } from './listeners/aws';
 import type { HttpAnswer, HttpCaller } from './listeners/http-answer';
 import { answerKubernetesCall, kubernetesStatusView } from './listeners/kubernetes';
-import type { Tripwires } from './tripwires';
+import type { Presenter, Tripwires } from './tripwires';
 
 /** What every `/r/<token>` answers, tripwire or not: an ordinary page that gives nothing away. */
 const ORDINARY_PAGE =
   '<!doctype html><html><head><meta charset="utf-8"><title>Document</title></head><body></body></html>';
 
 /** Who sent an HTTP request, in the plain values the tripwire listeners take. */
-export function callerOf(req: Request): HttpCaller {
+export function httpCallerOf(req: Request): HttpCaller {
   return {
     ip: req.ip ?? '',
     userAgent: req.get('user-agent') ?? '',
@@ -24,8 +24,8 @@ export function callerOf(req: Request): HttpCaller {
 }
 
 /** The same, shaped for `Tripwires.recordHit`. */
-export function presenterOf(req: Request) {
-  const { ip, userAgent, requestId } = callerOf(req);
+export function presenterOf(req: Request): Presenter {
+  const { ip, userAgent, requestId } = httpCallerOf(req);
   return { client: { ip, userAgent }, requestId };
 }
 
@@ -88,7 +88,7 @@ export const tripwireOperations = [
     handler: async ({ req, res }, tripwires) => {
       const credential = req.query['X-Amz-Credential'];
       const answer = await answerAwsCall(tripwires, {
-        ...callerOf(req),
+        ...httpCallerOf(req),
         authorization: req.get('authorization') ?? '',
         queryCredential: typeof credential === 'string' ? credential : '',
         contentType: req.get('content-type') ?? '',
@@ -110,7 +110,7 @@ export const tripwireOperations = [
     response: kubernetesStatusView,
     handler: async ({ req, res }, tripwires) => {
       const answer = await answerKubernetesCall(tripwires, {
-        ...callerOf(req),
+        ...httpCallerOf(req),
         authorization: req.get('authorization') ?? '',
       });
       send(res, answer);

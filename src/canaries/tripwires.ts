@@ -38,12 +38,16 @@ interface HitReport {
  * hostname label), how, and by whom. `client.ip` is empty when only a relay is known (a mail
  * server, a DNS resolver): the relay is recorded as such, never as the attacker.
  */
-export interface PresentedHit {
+export interface PresentedHit extends Presenter {
   secrets: (string | undefined)[];
   via: HitVia;
-  client: { ip: string; userAgent: string };
   mailServer?: HitSource['mailServer'];
   resolver?: HitSource['resolver'];
+}
+
+/** Who presented a string: the client's address and agent, and the request it came in on. */
+export interface Presenter {
+  client: { ip: string; userAgent: string };
   requestId?: string | null;
 }
 

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import express, { Router } from 'express';
-import { AppError } from '../http/errors';
+import { DomainError } from '../errors';
 
 /** The console's own code and the API on one origin: nothing else may load or frame it. */
 const CONTENT_SECURITY_POLICY = [
@@ -22,7 +22,10 @@ export function consoleRoutes(dir: string): Router {
   router.get('/', (_req, res) => res.redirect(302, '/console/'));
   router.use('/console', (_req, res, next) => {
     if (!existsSync(resolve(root, 'index.html'))) {
-      throw new AppError(503, `The console is not built in ${root}: run npm run build:console`);
+      throw new DomainError(
+        'unavailable',
+        `The console is not built in ${root}: run npm run build:console`,
+      );
     }
     res.set({
       'Content-Security-Policy': CONTENT_SECURITY_POLICY,

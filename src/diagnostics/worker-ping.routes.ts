@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { AppError } from '../http/errors';
+import { DomainError } from '../errors';
 import { operationsFor } from '../http/operation';
 import { requestIdOf } from '../http/request-id';
 import { sessionOf } from '../auth/session-auth';
@@ -71,8 +71,8 @@ export const workerPingOperations = [
   }),
 ];
 
-function noWorker(): AppError {
-  return new AppError(504, {
+function noWorker(): DomainError {
+  return new DomainError('timed_out', {
     error: 'worker_unavailable',
     message: `No worker completed the ping within ${WAIT_MS / 1000} s: is a worker running on this task queue?`,
   });

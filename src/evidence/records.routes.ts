@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { callerAccountId } from '../auth/caller';
+import { callerAccountId, callerOf } from '../auth/caller';
 import { sessionOf } from '../auth/session-auth';
 import { operationsFor } from '../http/operation';
 import { continueBelow, DEPRECATED_SEQ_QUERY, seqCursor, seqPageQuery } from '../http/pagination';
@@ -83,6 +83,6 @@ export const recordsOperations = [
     description: 'No route deletes evidence at all.',
     auth: 'apiKey',
     success: { status: 403, description: 'Always refused' },
-    handler: ({ res }) => refuseEvidenceDeletion(res),
+    handler: ({ res }) => refuseEvidenceDeletion(callerOf(res)),
   }),
 ];

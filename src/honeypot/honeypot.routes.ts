@@ -7,7 +7,7 @@ import type { EvidenceBoundRemoval } from '../canaries/evidence-bound-removal';
 import { HIT_VIAS, type ThreatsRepository } from '../canaries/threats.repository';
 import type { Clock } from '../clock';
 import { evidenceRefView } from '../evidence/evidence.service';
-import { callerAccountId, findOwned } from '../auth/caller';
+import { callerAccountId, callerOf, findOwned } from '../auth/caller';
 import { operationsFor } from '../http/operation';
 import { TRAP_KINDS, type Trap, type TrapKind, type TrapsRepository } from './traps.repository';
 
@@ -187,7 +187,7 @@ export const honeypotOperations = [
     errors: { 409: 'Holds hits: force=true needed' },
     handler: async ({ params, query, res }, { traps, removal }) => {
       const trap = await owned(traps, res, params.trap_id!);
-      const { removedEvidence } = await removal.remove(res, {
+      const { removedEvidence } = await removal.remove(callerOf(res), {
         accountId: trap.accountId,
         canaryIds: trap.canaryIds,
         label: `Trap ${trap.id}`,

@@ -28,22 +28,17 @@ const STATUS_OF_KIND: Record<ErrorKind, number> = {
   timed_out: 504,
 };
 
-function fromDomainError(err: DomainError): AppError {
-  const headers: Record<string, string> =
-    err.retryAfterSeconds === undefined ? {} : { 'Retry-After': String(err.retryAfterSeconds) };
-  return new AppError(STATUS_OF_KIND[err.kind], err.detail, headers);
+/** What goes back to the client for an error it can act on. */
+interface Answer {
+  status: number;
+  detail: ErrorDetail;
+  headers: Record<string, string>;
 }
 
-/** An operational error: its status and detail go to the client as they are. */
-export class AppError extends Error {
-  constructor(
-    readonly status: number,
-    readonly detail: ErrorDetail,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(typeof detail === 'string' ? detail : detail.error);
-    this.name = 'AppError';
-  }
+function answerTo(err: DomainError): Answer {
+  const headers: Record<string, string> =
+    err.retryAfterSeconds === undefined ? {} : { 'Retry-After': String(err.retryAfterSeconds) };
+  return { status: STATUS_OF_KIND[err.kind], detail: err.detail, headers };
 }
 
 /** `body.scopes[3]`, `query.limit`: where in the request the value was. */
@@ -66,7 +61,7 @@ export function describeZodError(err: ZodError, where = 'body'): string {
 }
 
 export const notFoundHandler: RequestHandler = (req) => {
-  throw new AppError(404, `No route for ${req.method} ${req.path}`);
+  throw new DomainError('not_found', `No route for ${req.method} ${req.path}`);
 };
 
 interface BodyParserError {
@@ -87,7 +82,7 @@ const GRPC_DEADLINE_EXCEEDED = 4;
 const GRPC_UNAVAILABLE = 14;
 
 /** How long a client should wait before retrying a request that met an unavailable dependency. */
-const RETRY_AFTER_SECONDS = '5';
+const RETRY_AFTER_SECONDS = 5;
 
 /** The error, or the error it wraps, that says which dependency did not answer. */
 function unavailableDependency(err: unknown): 'MongoDB' | 'Temporal' | null {
@@ -107,50 +102,62 @@ function unavailableDependency(err: unknown): 'MongoDB' | 'Temporal' | null {
   return null;
 }
 
-function toAppError(err: unknown): AppError | undefined {
-  if (err instanceof AppError) return err;
-  if (err instanceof DomainError) return fromDomainError(err);
+/** The domain error an error from a library or from Node amounts to, if it is the client's. */
+function asDomainError(err: unknown): DomainError | undefined {
+  if (err instanceof DomainError) return err;
   const dependency = unavailableDependency(err);
   if (dependency) {
-    return new AppError(
-      503,
+    return new DomainError(
+      'unavailable',
       {
         error: 'dependency_unavailable',
         dependency: dependency.toLowerCase(),
         message: `${dependency} is unavailable right now: retry shortly`,
       },
-      { 'Retry-After': RETRY_AFTER_SECONDS },
+      RETRY_AFTER_SECONDS,
     );
   }
-  if (err instanceof ZodError) return new AppError(422, describeZodError(err));
+  if (err instanceof ZodError) return new DomainError('invalid', describeZodError(err));
   // The router could not decode a `%` sequence in a path parameter (`/r/%ZZ`): the client's fault.
-  if (err instanceof URIError) return new AppError(400, 'path: malformed percent-encoding');
+  if (err instanceof URIError) {
+    return new DomainError('malformed', 'path: malformed percent-encoding');
+  }
   if (!isBodyParserError(err)) return undefined;
   switch (err.type) {
     case 'entity.verify.failed':
-      return new AppError(415, `body: ${err.message}`);
+      return new DomainError('unsupported_media_type', `body: ${err.message}`);
     case 'entity.parse.failed':
-      return new AppError(422, `body: malformed JSON (${err.message})`);
+      return new DomainError('invalid', `body: malformed JSON (${err.message})`);
     case 'entity.too.large':
-      return new AppError(413, `body: larger than the ${err.limit ?? ''} byte limit`);
+      return new DomainError('too_large', `body: larger than the ${err.limit ?? ''} byte limit`);
     case 'encoding.unsupported':
     case 'charset.unsupported':
-      return new AppError(415, `body: ${err.message}`);
+      return new DomainError('unsupported_media_type', `body: ${err.message}`);
     case 'request.aborted':
-      return new AppError(400, 'body: request aborted');
+      return new DomainError('malformed', 'body: request aborted');
     default:
-      return err.status && err.status < 500 ? new AppError(err.status, err.message) : undefined;
+      return undefined;
   }
+}
+
+function answerFor(err: unknown): Answer | undefined {
+  const domain = asDomainError(err);
+  if (domain) return answerTo(domain);
+  // Any other client error the body parser reports keeps the status it gave.
+  if (isBodyParserError(err) && err.status && err.status < 500) {
+    return { status: err.status, detail: err.message, headers: {} };
+  }
+  return undefined;
 }
 
 /** The single place errors become responses; internal messages and stacks never reach clients. */
 export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
-  const appError = toAppError(err);
-  if (!appError) {
+  const answer = answerFor(err);
+  if (!answer) {
     req.log.error({ err }, 'unhandled error');
     res.status(500).json({ detail: 'Internal server error' });
     return;
   }
-  if (appError.status >= 500) req.log.warn({ err }, 'request failed');
-  res.set(appError.headers).status(appError.status).json({ detail: appError.detail });
+  if (answer.status >= 500) req.log.warn({ err }, 'request failed');
+  res.set(answer.headers).status(answer.status).json({ detail: answer.detail });
 };

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { AppError } from './errors';
+import { DomainError } from '../errors';
 
 /**
  * Every body this API reads is JSON: a body of another type is refused with 415 before any route
@@ -11,7 +11,10 @@ export const jsonBodiesOnly: RequestHandler = (req, _res, next) => {
   const hasBody = req.get('transfer-encoding') !== undefined || Number(length ?? 0) > 0;
   if (hasBody && !req.is('application/json')) {
     const type = req.get('content-type') ?? 'none';
-    throw new AppError(415, `body: must be JSON (Content-Type: application/json), not ${type}`);
+    throw new DomainError(
+      'unsupported_media_type',
+      `body: must be JSON (Content-Type: application/json), not ${type}`,
+    );
   }
   next();
 };

@@ -1,12 +1,13 @@
 import { ZodError, type ZodType, type z } from 'zod';
-import { AppError, describeZodError } from './errors';
+import { DomainError } from '../errors';
+import { describeZodError } from './errors';
 
 /** A JSON body checked against its schema; a problem is 422 naming `body.<field>`. */
 export function parseBody<T extends ZodType>(schema: T, body: unknown): z.output<T> {
   try {
     return schema.parse(body);
   } catch (err) {
-    if (err instanceof ZodError) throw new AppError(422, describeZodError(err, 'body'));
+    if (err instanceof ZodError) throw new DomainError('invalid', describeZodError(err, 'body'));
     throw err;
   }
 }
@@ -19,15 +20,15 @@ export function parseQuery<T extends ZodType>(schema: T, query: unknown): z.outp
   const fields = (query ?? {}) as Record<string, unknown>;
   const repeated = Object.keys(fields).filter((name) => Array.isArray(fields[name]));
   if (repeated.length) {
-    throw new AppError(
-      422,
+    throw new DomainError(
+      'invalid',
       repeated.map((name) => `query.${name}: given more than once`).join('; '),
     );
   }
   try {
     return schema.parse(fields);
   } catch (err) {
-    if (err instanceof ZodError) throw new AppError(422, describeZodError(err, 'query'));
+    if (err instanceof ZodError) throw new DomainError('invalid', describeZodError(err, 'query'));
     throw err;
   }
 }

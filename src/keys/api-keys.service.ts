@@ -1,7 +1,7 @@
 import type { SessionPrincipal } from '../accounts/auth.service';
 import type { AuditTrail } from '../evidence/trail/audit-trail';
 import type { Clock } from '../clock';
-import { AppError } from '../http/errors';
+import { DomainError } from '../errors';
 import type { ApiKeyPrincipal } from '../auth/caller';
 import { generateApiKey, parseApiKey, secretMatches } from './api-key-format';
 import { MAX_ACTIVE_KEYS, type ApiKey, type ApiKeysRepository } from './api-keys.repository';
@@ -70,8 +70,9 @@ export class ApiKeysService {
       slot = await keys.claimSlot(accountId, keyId, now);
     }
     if (slot === null) {
-      throw new AppError(
-        400,
+      // The spec answers the sixth key with a 400, the status of a request that cannot be served.
+      throw new DomainError(
+        'malformed',
         `An account can have at most ${MAX_ACTIVE_KEYS} active API keys: revoke one before creating another`,
       );
     }
@@ -85,13 +86,13 @@ export class ApiKeysService {
   async revokeById(session: SessionPrincipal, keyId: string): Promise<ApiKey> {
     const { keys, audit, clock } = this.deps;
     const existing = await keys.findForAuthentication(keyId);
-    if (!existing) throw new AppError(404, `No API key with id ${keyId}`);
+    if (!existing) throw new DomainError('not_found', `No API key with id ${keyId}`);
     if (existing.accountId !== session.userId) {
-      throw new AppError(403, `API key ${keyId} belongs to another account`);
+      throw new DomainError('forbidden', `API key ${keyId} belongs to another account`);
     }
     const now = clock();
     const revoked = await keys.revoke(session.userId, keyId, now);
-    if (!revoked) throw new AppError(404, `API key ${keyId} is already revoked`);
+    if (!revoked) throw new DomainError('not_found', `API key ${keyId} is already revoked`);
     await keys.releaseSlot(revoked.accountId, revoked.slot, revoked.id);
     await audit.record({
       accountId: revoked.accountId,
@@ -106,10 +107,12 @@ export class ApiKeysService {
   /** Revocation by the raw value proves possession too: a wrong secret revokes nothing. */
   async revokeByValue(session: SessionPrincipal, value: string): Promise<ApiKey> {
     const parsed = parseApiKey(value);
-    if (!parsed) throw new AppError(422, 'key: not an API key of the form svc_<id>_<secret>');
+    if (!parsed) {
+      throw new DomainError('invalid', 'key: not an API key of the form svc_<id>_<secret>');
+    }
     const existing = await this.deps.keys.findForAuthentication(parsed.keyId);
     if (!existing || !secretMatches(parsed.secret, existing.secretHash)) {
-      throw new AppError(404, 'No API key matches that value');
+      throw new DomainError('not_found', 'No API key matches that value');
     }
     return this.revokeById(session, parsed.keyId);
   }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Clock } from '../clock';
-import { AppError } from '../http/errors';
+import { DomainError } from '../errors';
 import { meterRefusals } from '../metrics';
 import type { Logger } from '../logger';
 import { PLAN_DISPLAY_NAMES, UPGRADE_URL, type PlanId } from '../plans';
@@ -8,11 +8,18 @@ import type { CounterStore } from './counters.repository';
 import type { ActionLimits, MeteredAction, PlanLimits } from './plan-limits';
 import { dayWindow, minuteWindow, monthWindow, utcDate, type Window } from './windows';
 
+/** Where the burst window stands after a granted request. */
+export interface BurstWindow {
+  limit: number;
+  remaining: number;
+  /** Until the window starts again (at least 1). */
+  resetSeconds: number;
+}
+
 export interface MeterGrant {
   /** Gives back what was spent: for a request that then failed. */
   refund(): Promise<void>;
-  /** Standard rate-limit headers for the burst window. */
-  headers: Record<string, string>;
+  burst: BurstWindow;
 }
 
 /** One metered action over one window: `<action>_per_month` or `<action>_per_day`. */
@@ -71,7 +78,7 @@ export class Meter {
         return 'failed' as const;
       }
     };
-    const refuse = async (error: AppError): Promise<never> => {
+    const refuse = async (error: DomainError): Promise<never> => {
       meterRefusals.inc({ action, error: error.message });
       await refund();
       throw error;
@@ -85,15 +92,15 @@ export class Meter {
     const burstCount = await ask(ids.burst, limits.burstPerMinute);
     if (burstCount === null) {
       await refuse(
-        new AppError(
-          429,
+        new DomainError(
+          'rate_limited',
           {
             error: 'burst_limit_exceeded',
             message: `At most ${limits.burstPerMinute} ${action} a minute on the ${PLAN_DISPLAY_NAMES[plan]} plan`,
             limit: limits.burstPerMinute,
             retry_after_seconds: retryAfter,
           },
-          { 'Retry-After': String(retryAfter) },
+          retryAfter,
         ),
       );
     }
@@ -107,7 +114,7 @@ export class Meter {
     const dayCount = await ask(ids.day, limits.perDay);
     if (dayCount === 'failed') {
       await refuse(
-        new AppError(503, {
+        new DomainError('unavailable', {
           error: 'daily_quota_unavailable',
           message: 'The daily allowance cannot be checked right now: retry shortly',
         }),
@@ -121,16 +128,16 @@ export class Meter {
 
     return {
       refund,
-      headers: {
-        'RateLimit-Limit': String(limits.burstPerMinute),
-        'RateLimit-Remaining': String(Math.max(0, remaining)),
-        'RateLimit-Reset': String(retryAfter),
+      burst: {
+        limit: limits.burstPerMinute,
+        remaining: Math.max(0, remaining),
+        resetSeconds: retryAfter,
       },
     };
   }
 
   private limitReached(plan: PlanId, metric: string, limit: number, window: Window, extra: object) {
-    return new AppError(402, {
+    return new DomainError('quota_exceeded', {
       error: 'plan_limit_exceeded',
       metric,
       plan,

@@ -3,7 +3,7 @@ import { operationsFor } from '../http/operation';
 import { sessionOf } from '../auth/session-auth';
 import { PLAN_DISPLAY_NAMES, PLAN_IDS } from '../plans';
 import { usageRowView, type Meter } from './meter';
-import type { PlanLookup } from './metered';
+import type { PlanLookup } from './plan-lookup';
 
 export const usageView = z
   .object({

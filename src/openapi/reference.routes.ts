@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import { operationsFor } from '../http/operation';
-import { AppError } from '../http/errors';
+import { DomainError } from '../errors';
 import { openApiDocumentView, type OpenApiDocument } from './document';
 import { REFERENCE_ASSETS, REFERENCE_PAGE_POLICY } from './reference-page';
 
@@ -54,7 +54,7 @@ export const referenceOperations = [
     errors: { 401: 'DOCS_TOKEN is set and `Authorization: Bearer <DOCS_TOKEN>` was not sent' },
     handler: ({ params, res }) => {
       const asset = Object.hasOwn(REFERENCE_ASSETS, params.file!) && REFERENCE_ASSETS[params.file!];
-      if (!asset) throw new AppError(404, `No reference asset ${params.file}`);
+      if (!asset) throw new DomainError('not_found', `No reference asset ${params.file}`);
       res.set('Cache-Control', 'no-cache').type(asset.type).send(asset.body);
     },
   }),

@@ -8,7 +8,7 @@ import { presenterOf } from '../canaries/tripwire.routes';
 import type { Tripwires } from '../canaries/tripwires';
 import type { Clock } from '../clock';
 import { evidenceRefView } from '../evidence/evidence.service';
-import { callerAccountId, findOwned } from '../auth/caller';
+import { callerAccountId, callerOf, findOwned } from '../auth/caller';
 import { operationsFor } from '../http/operation';
 import type { DocumentsRepository, RagDocument } from './documents.repository';
 
@@ -236,7 +236,7 @@ export const ragOperations = [
     errors: { 409: 'Holds leak records: force=true needed' },
     handler: async ({ params, query, res }, { documents, removal }) => {
       const document = await owned(documents, res, params.document_id!);
-      const { removedEvidence } = await removal.remove(res, {
+      const { removedEvidence } = await removal.remove(callerOf(res), {
         accountId: document.accountId,
         canaryIds: [document.canaryId],
         label: `Document ${document.id}`,

@@ -1,8 +1,9 @@
 import type { RequestHandler } from 'express';
 import { z } from 'zod';
 import { callerAccountId, ownAccountOnly } from '../auth/caller';
+import { presenterOf } from '../canaries/tripwire.routes';
 import { operationsFor } from '../http/operation';
-import { continueBelow, DEPRECATED_SEQ_QUERY, seqPageQuery } from '../http/pagination';
+import { continueBelow, DEPRECATED_SEQ_QUERY, seqCursor, seqPageQuery } from '../http/pagination';
 import {
   inspectionHistoryView,
   inspectionResultView,
@@ -53,7 +54,7 @@ export const shieldOperations = [
     },
     handler: async ({ body: { user_id, user_message }, req, res }, { inspector }) => ({
       user_id,
-      ...(await inspector.inspect(req, callerAccountId(res), user_id, user_message)),
+      ...(await inspector.inspect(presenterOf(req), callerAccountId(res), user_id, user_message)),
     }),
   }),
   operation({
@@ -67,7 +68,13 @@ export const shieldOperations = [
     deprecatedQuery: DEPRECATED_SEQ_QUERY,
     success: { status: 200, description: '`{inspections, next_cursor}`' },
     response: inspectionHistoryView,
-    handler: async ({ query, res }, { inspector }) =>
-      inspector.history(callerAccountId(res), query.limit, continueBelow(query)),
+    handler: async ({ query, res }, { inspector }) => {
+      const { inspections, nextBefore } = await inspector.history(
+        callerAccountId(res),
+        query.limit,
+        continueBelow(query),
+      );
+      return { inspections, next_cursor: seqCursor(nextBefore), next_before: nextBefore };
+    },
   }),
 ];

@@ -1,10 +1,7 @@
 import { createHash } from 'node:crypto';
-import type { Request } from 'express';
 import { z } from 'zod';
-import { seqCursor } from '../http/pagination';
 import { emailToken, RAG_MARKER_PATTERN, urlToken } from '../canaries/decoys';
-import { presenterOf } from '../canaries/tripwire.routes';
-import type { Tripwires } from '../canaries/tripwires';
+import type { Presenter, Tripwires } from '../canaries/tripwires';
 import type { EvidenceRepository } from '../evidence/evidence.repository';
 import { evidenceRefView } from '../evidence/evidence.service';
 import type { EvidenceStore } from '../evidence/evidence.store';
@@ -86,9 +83,9 @@ export class ShieldInspector {
     },
   ) {}
 
-  async inspect(req: Request, accountId: string, userId: string, message: string) {
+  async inspect(presenter: Presenter, accountId: string, userId: string, message: string) {
     const inspection = inspectMessage(message);
-    const leaks = await this.canaryLeaks(req, message);
+    const leaks = await this.canaryLeaks(presenter, message);
     const findings = [...leaks, ...inspection.findings];
     const result: Inspection = leaks.length
       ? { verdict: 'block', score: 100, findings }
@@ -117,7 +114,7 @@ export class ShieldInspector {
   }
 
   /** Every canary in the message fires (whoever planted it); each is a critical finding. */
-  private async canaryLeaks(req: Request, message: string): Promise<Finding[]> {
+  private async canaryLeaks(presenter: Presenter, message: string): Promise<Finding[]> {
     const markers = [...message.matchAll(RAG_MARKER_PATTERN)].map((m) => ({
       text: m[0],
       start: m.index,
@@ -133,7 +130,7 @@ export class ShieldInspector {
         canaryId: await this.deps.tripwires.recordHit({
           secrets: [token],
           via: 'shield',
-          ...presenterOf(req),
+          ...presenter,
         }),
       })),
     );
@@ -150,12 +147,12 @@ export class ShieldInspector {
     return leaks;
   }
 
-  /** The account's inspections, newest first. */
+  /** The account's inspections, newest first, and the `seq` to continue below (null at the end). */
   async history(
     accountId: string,
     limit: number,
     beforeSeq?: number,
-  ): Promise<z.output<typeof inspectionHistoryView>> {
+  ): Promise<{ inspections: z.output<typeof inspectionRecordView>[]; nextBefore: number | null }> {
     const { records, nextBefore } = await this.deps.evidence.pageNewestFirst(accountId, {
       kinds: [SHIELD_INSPECTION_KIND],
       limit,
@@ -170,8 +167,7 @@ export class ShieldInspector {
         content_hash: r.contentHash,
         ...(r.data as z.output<typeof sealedInspectionData>),
       })),
-      next_cursor: seqCursor(nextBefore),
-      next_before: nextBefore,
+      nextBefore,
     };
   }
 }

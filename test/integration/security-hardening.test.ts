@@ -274,6 +274,7 @@ describe('operator routes', () => {
     expect(none.status).toBe(401);
     expect(none.type).toBe('application/json');
     expect(none.body.detail).toMatch(/Authorization: Bearer/);
+    expect(none.headers['www-authenticate']).toBe('Bearer');
     expect(
       (await request(t.app).get(path).set('Authorization', 'Bearer wrong-token-000000000')).status,
     ).toBe(401);

@@ -2,7 +2,7 @@ import express from 'express';
 import request from 'supertest';
 import { z } from 'zod';
 import { DomainError } from '../../src/errors';
-import { AppError, describeZodError, errorHandler } from '../../src/http/errors';
+import { describeZodError, errorHandler } from '../../src/http/errors';
 import { parseQuery } from '../../src/http/validate';
 
 describe('describeZodError', () => {
@@ -39,23 +39,23 @@ describe('parseQuery', () => {
     throw new Error('expected a refusal');
   };
 
-  it('when a query value is wrong, then 422 names query.<name>', () => {
+  it('when a query value is wrong, then the refusal (invalid) names query.<name>', () => {
     expect(refusal({ limit: '0' })).toMatchObject({
-      status: 422,
+      kind: 'invalid',
       detail: 'query.limit: Too small: expected number to be >=1',
     });
   });
 
-  it('when a query parameter is given twice, then 422 says so rather than "received NaN"', () => {
+  it('when a query parameter is given twice, then the refusal says so rather than "received NaN"', () => {
     const err = refusal({ limit: ['1', '2'] });
-    expect(err).toBeInstanceOf(AppError);
-    expect(err).toMatchObject({ status: 422, detail: 'query.limit: given more than once' });
+    expect(err).toBeInstanceOf(DomainError);
+    expect(err).toMatchObject({ kind: 'invalid', detail: 'query.limit: given more than once' });
   });
 
-  it('when a query value is no number, then 422 says a number is expected rather than "received NaN"', () => {
+  it('when a query value is no number, then the refusal says a number is expected rather than "received NaN"', () => {
     for (const limit of ['abc', '1e', 'NaN']) {
       expect(refusal({ limit })).toMatchObject({
-        status: 422,
+        kind: 'invalid',
         detail: 'query.limit: Expected a number',
       });
     }

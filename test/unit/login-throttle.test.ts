@@ -49,20 +49,20 @@ describe('failure budget (every source, devices not known)', () => {
     throw new Error('not refused');
   };
 
-  it('when a minute has seen the budgeted failures, then the next attempt is refused with 429 login_throttled until the oldest is a minute old', () => {
+  it('when a minute has seen the budgeted failures, then the next attempt is refused (rate_limited, login_throttled) until the oldest is a minute old', () => {
     const { failures, advance } = budget(3);
     failures.take();
     advance(10_000);
     failures.take();
     failures.take();
     expect(refusal(() => failures.take())).toMatchObject({
-      status: 429,
+      kind: 'rate_limited',
       detail: { error: 'login_throttled', retry_after_seconds: 50 },
-      headers: { 'Retry-After': '50' },
+      retryAfterSeconds: 50,
     });
     advance(50_000);
     expect(() => failures.take()).not.toThrow();
-    expect(refusal(() => failures.take())).toMatchObject({ headers: { 'Retry-After': '10' } });
+    expect(refusal(() => failures.take())).toMatchObject({ retryAfterSeconds: 10 });
   });
 
   it('when an attempt turns out not to fail, then it gives its place back (once only)', () => {
@@ -72,7 +72,7 @@ describe('failure budget (every source, devices not known)', () => {
     notFailed();
     notFailed();
     failures.take();
-    expect(refusal(() => failures.take())).toMatchObject({ status: 429 });
+    expect(refusal(() => failures.take())).toMatchObject({ kind: 'rate_limited' });
   });
 });
 

@@ -1,6 +1,6 @@
 import { scryptSync } from 'node:crypto';
 import { CURRENT_PARAMETERS, PasswordHasher } from '../../src/accounts/passwords';
-import { AppError } from '../../src/http/errors';
+import { DomainError } from '../../src/errors';
 
 const hasher = new PasswordHasher({ concurrency: 2 });
 
@@ -61,7 +61,7 @@ describe('password hashing', () => {
     expect(await hasher.decoyHash()).toBe(decoy);
   });
 
-  it('when more hashes wait than the limit allows, then the excess is refused at once with 503 login_busy', async () => {
+  it('when more hashes wait than the limit allows, then the excess is refused at once (unavailable, login_busy)', async () => {
     const small = new PasswordHasher({ concurrency: 1, waitingPerSlot: 2 });
     const outcomes = await Promise.allSettled(
       Array.from({ length: 6 }, () => small.hash('flooding password')),
@@ -71,9 +71,12 @@ describe('password hashing', () => {
     expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(3);
     expect(refused).toHaveLength(3);
     for (const r of refused) {
-      expect(r.reason).toBeInstanceOf(AppError);
-      expect(r.reason).toMatchObject({ status: 503, detail: { error: 'login_busy' } });
-      expect((r.reason as AppError).headers['Retry-After']).toBe('1');
+      expect(r.reason).toBeInstanceOf(DomainError);
+      expect(r.reason).toMatchObject({
+        kind: 'unavailable',
+        detail: { error: 'login_busy' },
+        retryAfterSeconds: 1,
+      });
     }
   });
 
@@ -141,7 +144,7 @@ describe('password hashing', () => {
         'rejected',
       ]);
       for (const o of outcomes.filter((o) => o.status === 'rejected')) {
-        expect(o.reason).toMatchObject({ status: 503, detail: { error: 'login_busy' } });
+        expect(o.reason).toMatchObject({ kind: 'unavailable', detail: { error: 'login_busy' } });
       }
     });
   });
