@@ -85,14 +85,17 @@ export class ApiKeysService {
 
   async revokeById(session: SessionPrincipal, keyId: string): Promise<ApiKey> {
     const { keys, audit, clock } = this.deps;
-    const existing = await keys.findForAuthentication(keyId);
-    if (!existing) throw new DomainError('not_found', `No API key with id ${keyId}`);
-    if (existing.accountId !== session.userId) {
-      throw new DomainError('forbidden', `API key ${keyId} belongs to another account`);
-    }
     const now = clock();
     const revoked = await keys.revoke(session.userId, keyId, now);
-    if (!revoked) throw new DomainError('not_found', `API key ${keyId} is already revoked`);
+    if (!revoked) {
+      // Nothing of the caller's was revoked; the unscoped read only chooses the answer.
+      const existing = await keys.findForAuthentication(keyId);
+      if (!existing) throw new DomainError('not_found', `No API key with id ${keyId}`);
+      if (existing.accountId !== session.userId) {
+        throw new DomainError('forbidden', `API key ${keyId} belongs to another account`);
+      }
+      throw new DomainError('not_found', `API key ${keyId} is already revoked`);
+    }
     await keys.releaseSlot(revoked.accountId, revoked.slot, revoked.id);
     await audit.record({
       accountId: revoked.accountId,
