@@ -124,8 +124,8 @@ export class ChannelsRepository {
   }
 
   /**
-   * After a delivery: success clears `lastError`, failure sets it. By `_id` alone (the one filter
-   * FerretDB 1.24 answers from an index): the delivery already checked the channel's account.
+   * After a delivery: success clears `lastError`, failure sets it. Unscoped: the worker records
+   * it on no caller's behalf, and the delivery already checked the channel's account.
    */
   async recordOutcome(channelId: string, at: Date, error: ChannelError | null) {
     await this.channels.updateOne(

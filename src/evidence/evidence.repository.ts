@@ -57,9 +57,8 @@ export function toRecord({ _id, ...rest }: EvidenceDoc): EvidenceRecord {
  * Reads of the evidence log, and its one removal: records are appended only by EvidenceStore and
  * never updated; the only delete is the forced removal of a honeypot trap's hits or a rag
  * document's leak records, which only a console session may ask for (evidence-protection.ts).
- * Single-record reads go by `_id`, the only lookup
- * FerretDB answers without scanning; range reads (export, chain check, trail) use the
- * (account, sequence) index on MongoDB.
+ * Single-record reads go by `_id`; range reads (export, chain check, trail) use the
+ * (account, sequence) index.
  */
 export class EvidenceRepository {
   private readonly records: Collection<EvidenceDoc>;
