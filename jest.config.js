@@ -7,8 +7,9 @@ const transform = { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] };
 module.exports = {
   testTimeout: 60_000,
   // On 2 cores Jest runs every file inside its own process, so one handle a test forgot to close
-  // (last seen: a MongoDB client's 10 s heartbeat timer, whose file is not found yet) kept the
-  // whole run alive after its summary until CI's time limit. Exit once the results are in.
+  // (once a MongoDB client's 10 s heartbeat timer) kept the whole run alive after its summary until
+  // CI's time limit. Forgotten MongoDB clients now fail their file (leak-checking-environment.ts);
+  // for any other kind of handle, exit once the results are in.
   forceExit: true,
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
   projects: [
@@ -20,7 +21,8 @@ module.exports = {
     },
     {
       displayName: 'integration',
-      testEnvironment: 'node',
+      testEnvironment: '<rootDir>/test/support/leak-checking-environment.ts',
+      setupFilesAfterEnv: ['<rootDir>/test/support/mongo-client-tracking.ts'],
       transform,
       testMatch: [
         '<rootDir>/test/integration/**/*.test.ts',
@@ -33,7 +35,8 @@ module.exports = {
     {
       // Real processes killed and restarted (npm run test:faults alone; npm test runs it with the rest).
       displayName: 'faults',
-      testEnvironment: 'node',
+      testEnvironment: '<rootDir>/test/support/leak-checking-environment.ts',
+      setupFilesAfterEnv: ['<rootDir>/test/support/mongo-client-tracking.ts'],
       transform,
       testMatch: ['<rootDir>/test/faults/**/*.test.ts'],
       globalSetup: '<rootDir>/test/support/global-setup.ts',
