@@ -20,7 +20,7 @@ function removalWith(hitCount: number) {
     removeFor: () => (calls.push('removeFor'), Promise.resolve()),
   } as unknown as ThreatsRepository;
   const canaries = {
-    findById: (id: string) => Promise.resolve({ id, retiredAt: null }),
+    find: (_: string, id: string) => Promise.resolve({ id, retiredAt: null }),
     retire: () => (calls.push('retire'), Promise.resolve()),
   } as unknown as CanariesRepository;
   const evidence = {
