@@ -117,14 +117,31 @@ export function threatAlertActivities({ db, evidence, enricher }: ThreatAlertDep
     async prepareThreatAlert(input: {
       threatEventId: string;
       hits: number;
+      /** The workflow seals it with `sealThreatAlert`, beside its delivery (absent in older histories). */
+      sealApart?: boolean;
     }): Promise<AlertPayloadJson> {
       const known = await threats.findEvent(input.threatEventId);
       if (known?.alert) return known.alert;
       const event = await findEvent(input.threatEventId, known);
       const hits = Math.max(input.hits, event.hitCount, 1);
       const payload = await buildPayload(event, hits, 'canary fired');
-      await sealThreatAlert({ evidence, threats }, event.accountId, payload, { hits });
+      if (input.sealApart) await threats.recordAlert(event.id, payload);
+      else await sealThreatAlert({ evidence, threats }, event.accountId, payload, { hits });
       return payload;
+    },
+
+    /** Seals a prepared first alert in the account's evidence log; once per event (fixed log id). */
+    async sealThreatAlert(input: {
+      accountId: string;
+      payload: AlertPayloadJson;
+      hits: number;
+    }): Promise<void> {
+      const threatEventId = input.payload.data.threatEventId!;
+      await evidence.append(input.accountId, {
+        logId: `evd_alert_${threatEventId}`,
+        kind: THREAT_ALERT_KIND,
+        data: { threat_event_id: threatEventId, hits: input.hits, payload: input.payload },
+      });
     },
 
     /**

@@ -185,8 +185,27 @@ export async function alertWorkflow(input: AlertInput): Promise<AlertResult> {
   // The first hit is alerted at once; the alert then stays open while the storm lasts, so later
   // hits signal it rather than start another, and they are summed up in one follow-up if any came.
   const reported = storm.hits;
-  const first = await localBookkeeping.prepareThreatAlert({ threatEventId, hits: reported });
-  const results = await deliverAlert(input, first, path);
+  let results: ChannelResult[];
+  if (localDelivery) {
+    // Since `LOCAL_DELIVERY` the first alert is sealed in the evidence log beside its delivery,
+    // not before it: the seal is retried until it lands, and the alert ends only once it has.
+    const first = await localBookkeeping.prepareThreatAlert({
+      threatEventId,
+      hits: reported,
+      sealApart: true,
+    });
+    [, results] = await Promise.all([
+      localBookkeeping.sealThreatAlert({
+        accountId: input.accountId,
+        payload: first,
+        hits: Math.max(reported, 1),
+      }),
+      deliverAlert(input, first, path),
+    ]);
+  } else {
+    const first = await localBookkeeping.prepareThreatAlert({ threatEventId, hits: reported });
+    results = await deliverAlert(input, first, path);
+  }
   await untilQuiet(storm, gather);
   if (storm.hits > reported) {
     const followUp = await localBookkeeping.prepareStormFollowUp({

@@ -207,13 +207,19 @@ export class Tripwires {
   private async record(stormKey: string, batch: HitReport[]): Promise<void[]> {
     const { threats, evidence, settings } = this.deps;
     const done = batch.map(() => undefined);
-    const canary = await this.deps.canaries.findById(batch[0]!.canaryId);
+    // Three reads at once rather than one after another: they stand between a hit and its alert.
+    // The storm is looked up for the batch's first hit; a replay whose first hit is already
+    // recorded asks again for its first new one.
+    const [canary, recorded, storm] = await Promise.all([
+      this.deps.canaries.findById(batch[0]!.canaryId),
+      threats.recordedHitIds(batch.map((h) => h.id)),
+      threats.openStorm(stormKey, batch[0]!.at),
+    ]);
     if (!canary || canary.retiredAt) return done;
-    const recorded = await threats.recordedHitIds(batch.map((h) => h.id));
     const hits = batch.filter((h) => !recorded.has(h.id));
     const [first] = hits;
     if (!first) return done;
-    let threatEventId = await threats.openStorm(stormKey, first.at);
+    let threatEventId = first === batch[0] ? storm : await threats.openStorm(stormKey, first.at);
     const opened = !threatEventId;
     if (!threatEventId) {
       threatEventId = newId('thr');
