@@ -162,7 +162,7 @@ function describeAlert(input: AlertInput, payload: AlertPayloadJson): string {
 export async function alertWorkflow(input: AlertInput): Promise<AlertResult> {
   // The newest patch is asked first: an execution that has it has every older one too, so it
   // records one patch marker (and the one `TemporalChangeVersion` upsert the SDK adds to each)
-  // rather than four. Older executions find no `LOCAL_DELIVERY` marker and ask as they did.
+  // rather than three or four. Older executions find no `LOCAL_DELIVERY` marker and ask as before.
   const localDelivery = patched(LOCAL_DELIVERY);
   const attemptsApart = localDelivery || patched(ATTEMPTS_APART);
   const local = localDelivery || (attemptsApart && patched(LOCAL_BOOKKEEPING));
