@@ -102,17 +102,23 @@ export function alertDeliveryActivities({
     };
   };
 
-  const recordAttempt = (context: DeliveryContext, report: AttemptReport) =>
-    deliveries.recordAttempt(context, {
-      attempt: report.attempt,
-      at: new Date(report.at),
-      durationMs: report.durationMs,
-      status: report.status,
-      error: report.error,
-      answer: report.answer,
-    });
+  const attemptRecord = (report: AttemptReport) => ({
+    attempt: report.attempt,
+    at: new Date(report.at),
+    durationMs: report.durationMs,
+    status: report.status,
+    error: report.error,
+    answer: report.answer,
+  });
 
-  const recordOutcomes = async (alert: AlertContext, results: ChannelResult[]): Promise<void> => {
+  const recordAttempt = (context: DeliveryContext, report: AttemptReport) =>
+    deliveries.recordAttempt(context, attemptRecord(report));
+
+  const recordOutcomes = async (
+    alert: AlertContext,
+    results: ChannelResult[],
+    lastAttempts: Record<string, AttemptReport> = {},
+  ): Promise<void> => {
     const { accountId, workflowId, event, threatEventId, payload } = alert;
     const now = new Date();
     const context = (result: ChannelResult) => ({
@@ -124,42 +130,54 @@ export function alertDeliveryActivities({
       threatEventId,
     });
     const resend = payload && { payload, resendOf: alert.resendOf ?? null };
-    await deliveries.recordOutcomes(
-      results.map((result) => ({ context: context(result), result })),
-      now,
-      resend,
-    );
-    // A skip stays in the delivery record; deliveries, successful or not, go further. The evidence
-    // appends of one account share a group commit.
-    await Promise.all(
-      results
-        .filter((result) => result.outcome !== 'skipped')
-        .map(async (result) => {
-          if (!isBuiltInChannel(result.channelId)) {
-            const failure =
-              result.outcome === 'failed'
-                ? { message: result.error ?? 'failed', status: result.status ?? null, at: now }
-                : null;
-            await channels.recordOutcome(result.channelId, now, failure);
-          }
-          await evidence.append(accountId, {
-            // Fixed per delivery, so a retried activity seals the outcome once.
-            logId: `evd_${createHash('sha256').update(result.deliveryId).digest('base64url').slice(0, 16)}`,
-            kind: DELIVERY_OUTCOME_KIND,
-            data: {
-              delivery_id: result.deliveryId,
-              workflow_id: workflowId,
-              channel_id: result.channelId,
-              channel_kind: result.kind,
-              event,
-              threat_event_id: threatEventId,
-              outcome: result.outcome,
-              status: result.status ?? null,
-              error: result.error ?? null,
-            } satisfies z.output<typeof deliveryOutcomeData>,
-          });
+    // The delivery records, the channels' state and the sealed outcomes are independent writes
+    // (each idempotent, so a retried activity repeats them safely): they go at once. A skip stays
+    // in the delivery record; deliveries, successful or not, go further. The evidence appends of
+    // one account share a group commit.
+    const sent = results.filter((result) => result.outcome !== 'skipped');
+    await Promise.all([
+      deliveries.recordOutcomes(
+        results.map((result) => {
+          const last = lastAttempts[result.deliveryId];
+          return {
+            context: context(result),
+            result,
+            ...(last && { lastAttempt: attemptRecord(last) }),
+          };
         }),
-    );
+        now,
+        resend,
+      ),
+      ...sent
+        .filter((result) => !isBuiltInChannel(result.channelId))
+        .map((result) =>
+          channels.recordOutcome(
+            result.channelId,
+            now,
+            result.outcome === 'failed'
+              ? { message: result.error ?? 'failed', status: result.status ?? null, at: now }
+              : null,
+          ),
+        ),
+      ...sent.map((result) =>
+        evidence.append(accountId, {
+          // Fixed per delivery, so a retried activity seals the outcome once.
+          logId: `evd_${createHash('sha256').update(result.deliveryId).digest('base64url').slice(0, 16)}`,
+          kind: DELIVERY_OUTCOME_KIND,
+          data: {
+            delivery_id: result.deliveryId,
+            workflow_id: workflowId,
+            channel_id: result.channelId,
+            channel_kind: result.kind,
+            event,
+            threat_event_id: threatEventId,
+            outcome: result.outcome,
+            status: result.status ?? null,
+            error: result.error ?? null,
+          } satisfies z.output<typeof deliveryOutcomeData>,
+        }),
+      ),
+    ]);
     for (const result of results) {
       deliveryOutcomes.inc({ kind: result.kind, outcome: result.outcome });
     }
@@ -175,7 +193,11 @@ export function alertDeliveryActivities({
       channelIds?: string[],
       alert?: RoutedAlert,
     ): Promise<DeliveryTarget[]> {
-      const all = await channels.list(accountId);
+      // The account (for the built-in chat) is read beside the channels, not after them.
+      const [all, user] = await Promise.all([
+        channels.list(accountId),
+        channelIds ? undefined : users.findById(accountId),
+      ]);
       const chosen = channelIds
         ? all.filter((c) => channelIds.includes(c.id))
         : all.filter((c) => !alert || subscribes(c, alert));
@@ -186,7 +208,6 @@ export function alertDeliveryActivities({
         ...(c.disabled && { skip: 'channel disabled' }),
       }));
       if (channelIds) return targets;
-      const user = await users.findById(accountId);
       const builtIn = (channelId: string, kind: string, name: string): DeliveryTarget => {
         const skip = sender.builtInSkip(channelId, user?.telegramChatId);
         return { channelId, kind, name, ...(skip && { skip }) };
@@ -249,11 +270,18 @@ export function alertDeliveryActivities({
 
     /**
      * All of an alert's outcomes in one step, skips included, once every channel is done: the
-     * delivery records in one write, each channel's last error, and the audit trail.
+     * delivery records in one write (with each delivery's last attempt, when the workflow left it
+     * to this write), each channel's last error, and the audit trail.
      */
-    async recordAlertOutcomes(input: AlertContext & { results: ChannelResult[] }): Promise<void> {
-      const { results, ...alert } = input;
-      await recordOutcomes(alert, results);
+    async recordAlertOutcomes(
+      input: AlertContext & {
+        results: ChannelResult[];
+        /** By delivery id: the last attempt's report, not recorded yet (absent in older histories). */
+        lastAttempts?: Record<string, AttemptReport>;
+      },
+    ): Promise<void> {
+      const { results, lastAttempts, ...alert } = input;
+      await recordOutcomes(alert, results, lastAttempts);
     },
   };
 }

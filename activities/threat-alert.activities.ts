@@ -48,7 +48,11 @@ export function threatAlertActivities({ db, evidence, enricher }: ThreatAlertDep
 
   /** The v1 payload of a threat event reporting `hits`: enrichment, risk, interpretation. */
   const buildPayload = async (event: TripwireEvent, hits: number, summary: string) => {
-    const canary = await canaries.findById(event.canaryId);
+    const relayIp = event.source.mailServer?.ip ?? event.source.resolver?.ip;
+    const [canary, looked] = await Promise.all([
+      canaries.findById(event.canaryId),
+      enricher.enrich(relayIp ?? event.source.ip),
+    ]);
     const ageDays = canary
       ? Math.max(0, Math.floor((event.firstHitAt.getTime() - canary.createdAt.getTime()) / DAY_MS))
       : 0;
@@ -56,8 +60,6 @@ export function threatAlertActivities({ db, evidence, enricher }: ThreatAlertDep
     // enriched and shown as such, and the attacker's own fields stay empty.
     const mail = event.source.mailServer;
     const resolver = event.source.resolver;
-    const relayIp = mail?.ip ?? resolver?.ip;
-    const looked = await enricher.enrich(relayIp ?? event.source.ip);
     const attacker =
       relayIp !== undefined
         ? { ...NO_PLACE, type: 'unknown', abuseScore: null }
@@ -95,8 +97,11 @@ export function threatAlertActivities({ db, evidence, enricher }: ThreatAlertDep
     });
   };
 
-  const findEvent = async (threatEventId: string): Promise<TripwireEvent> => {
-    const event = await threats.findEvent(threatEventId);
+  const findEvent = async (
+    threatEventId: string,
+    known?: ThreatEvent | null,
+  ): Promise<TripwireEvent> => {
+    const event = known ?? (await threats.findEvent(threatEventId));
     if (!event) throw new Error(`threat event ${threatEventId} not found`);
     const { canaryKind } = event;
     if (canaryKind === 'agent') throw new Error('agent alerts come with their payload');
@@ -112,14 +117,31 @@ export function threatAlertActivities({ db, evidence, enricher }: ThreatAlertDep
     async prepareThreatAlert(input: {
       threatEventId: string;
       hits: number;
+      /** The workflow seals it with `sealThreatAlert`, beside its delivery (absent in older histories). */
+      sealApart?: boolean;
     }): Promise<AlertPayloadJson> {
       const known = await threats.findEvent(input.threatEventId);
       if (known?.alert) return known.alert;
-      const event = await findEvent(input.threatEventId);
+      const event = await findEvent(input.threatEventId, known);
       const hits = Math.max(input.hits, event.hitCount, 1);
       const payload = await buildPayload(event, hits, 'canary fired');
-      await sealThreatAlert({ evidence, threats }, event.accountId, payload, { hits });
+      if (input.sealApart) await threats.recordAlert(event.id, payload);
+      else await sealThreatAlert({ evidence, threats }, event.accountId, payload, { hits });
       return payload;
+    },
+
+    /** Seals a prepared first alert in the account's evidence log; once per event (fixed log id). */
+    async sealThreatAlert(input: {
+      accountId: string;
+      payload: AlertPayloadJson;
+      hits: number;
+    }): Promise<void> {
+      const threatEventId = input.payload.data.threatEventId!;
+      await evidence.append(input.accountId, {
+        logId: `evd_alert_${threatEventId}`,
+        kind: THREAT_ALERT_KIND,
+        data: { threat_event_id: threatEventId, hits: input.hits, payload: input.payload },
+      });
     },
 
     /**

@@ -47,6 +47,13 @@ const LOCAL_BOOKKEEPING = 'bookkeeping-local';
 const LEADING_EDGE = 'leading-edge-alerts';
 const FOLLOW_UP = ':follow-up';
 
+/**
+ * Alerts started before each attempt was sent by a local activity, its last attempt recorded with
+ * the outcomes, and a canary id already set at start left alone: they keep sending from the task
+ * queue until they finish. An execution with this patch has every patch above (see below).
+ */
+const LOCAL_DELIVERY = 'delivery-local';
+
 /** The spec's delivery semantics: 10 s per attempt, 3 attempts in all, exponential backoff. */
 const MAX_ATTEMPTS = 3;
 const backoffMs = (attempt: number) => 1_000 * 2 ** (attempt - 1);
@@ -56,6 +63,18 @@ const backoffMs = (attempt: number) => 1_000 * 2 ** (attempt - 1);
  * is its own activity in the history, with its answer, and its bookkeeping is a separate step.
  */
 const sending = proxyActivities<Activities>({
+  startToCloseTimeout: '10s',
+  retry: { maximumAttempts: 1 },
+});
+
+/**
+ * The same attempt as a local activity: the worker sends it within the workflow task that asks for
+ * it, so a delivered alert takes one workflow task in all and no activity task (the Temporal
+ * server's work per task is what limits alerts per second). Still 10 s, one try per attempt, the
+ * workflow deciding on the next; a worker lost mid-attempt sends that attempt again under the same
+ * delivery id, as a timed-out activity's next attempt would.
+ */
+const localSending = proxyLocalActivities<Activities>({
   startToCloseTimeout: '10s',
   retry: { maximumAttempts: 1 },
 });
@@ -141,10 +160,14 @@ function describeAlert(input: AlertInput, payload: AlertPayloadJson): string {
  * each outcome recorded.
  */
 export async function alertWorkflow(input: AlertInput): Promise<AlertResult> {
-  const attemptsApart = patched(ATTEMPTS_APART);
-  const local = attemptsApart && patched(LOCAL_BOOKKEEPING);
+  // The newest patch is asked first: an execution that has it has every older one too, so it
+  // records one patch marker (and the one `TemporalChangeVersion` upsert the SDK adds to each)
+  // rather than three or four. Older executions find no `LOCAL_DELIVERY` marker and ask as before.
+  const localDelivery = patched(LOCAL_DELIVERY);
+  const attemptsApart = localDelivery || patched(ATTEMPTS_APART);
+  const local = localDelivery || (attemptsApart && patched(LOCAL_BOOKKEEPING));
   const books = local ? localBookkeeping : bookkeeping;
-  const path = { attemptsApart, local, books };
+  const path = { attemptsApart, local, localDelivery, books };
   if (!input.threat) {
     if (!input.payload) {
       throw ApplicationFailure.nonRetryable('an alert needs a payload or a threat event');
@@ -153,7 +176,7 @@ export async function alertWorkflow(input: AlertInput): Promise<AlertResult> {
   }
   const { threatEventId, gather } = input.threat;
   const storm = countHits();
-  if (!(local && patched(LEADING_EDGE))) {
+  if (!(localDelivery || (local && patched(LEADING_EDGE)))) {
     // Before `LEADING_EDGE`: one alert, once the storm has gone quiet.
     await untilQuiet(storm, gather);
     const payload = await books.prepareThreatAlert({ threatEventId, hits: storm.hits });
@@ -162,8 +185,27 @@ export async function alertWorkflow(input: AlertInput): Promise<AlertResult> {
   // The first hit is alerted at once; the alert then stays open while the storm lasts, so later
   // hits signal it rather than start another, and they are summed up in one follow-up if any came.
   const reported = storm.hits;
-  const first = await localBookkeeping.prepareThreatAlert({ threatEventId, hits: reported });
-  const results = await deliverAlert(input, first, path);
+  let results: ChannelResult[];
+  if (localDelivery) {
+    // Since `LOCAL_DELIVERY` the first alert is sealed in the evidence log beside its delivery,
+    // not before it: the seal is retried until it lands, and the alert ends only once it has.
+    const first = await localBookkeeping.prepareThreatAlert({
+      threatEventId,
+      hits: reported,
+      sealApart: true,
+    });
+    [, results] = await Promise.all([
+      localBookkeeping.sealThreatAlert({
+        accountId: input.accountId,
+        payload: first,
+        hits: Math.max(reported, 1),
+      }),
+      deliverAlert(input, first, path),
+    ]);
+  } else {
+    const first = await localBookkeeping.prepareThreatAlert({ threatEventId, hits: reported });
+    results = await deliverAlert(input, first, path);
+  }
   await untilQuiet(storm, gather);
   if (storm.hits > reported) {
     const followUp = await localBookkeeping.prepareStormFollowUp({
@@ -189,15 +231,25 @@ async function deliverAlert(
   {
     attemptsApart,
     local,
+    localDelivery,
     books,
-  }: { attemptsApart: boolean; local: boolean; books: typeof bookkeeping },
+  }: {
+    attemptsApart: boolean;
+    local: boolean;
+    localDelivery: boolean;
+    books: typeof bookkeeping;
+  },
   suffix = '',
 ): Promise<ChannelResult[]> {
-  const { workflowId } = workflowInfo();
+  const { workflowId, typedSearchAttributes } = workflowInfo();
   if (attemptsApart) {
     setCurrentDetails(describeAlert(input, payload));
     const { canaryId } = payload.data as { canaryId?: string };
-    if (canaryId) upsertSearchAttributes([{ key: searchAttributes.canaryId, value: canaryId }]);
+    // Since `LOCAL_DELIVERY`, a canary id the start already set is not upserted again.
+    const known = localDelivery && typedSearchAttributes.get(searchAttributes.canaryId);
+    if (canaryId && canaryId !== known) {
+      upsertSearchAttributes([{ key: searchAttributes.canaryId, value: canaryId }]);
+    }
   }
   const data = payload.data as { alertLevel?: string };
   const targets = attemptsApart
@@ -218,7 +270,12 @@ async function deliverAlert(
     const base = { channelId: target.channelId, kind: target.kind, deliveryId };
     if (target.skip) return { ...base, outcome: 'skipped', error: target.skip };
     if (attemptsApart) {
-      return { ...base, ...(await attemptDelivery(input, payload, target, deliveryId, books)) };
+      const { last, ...outcome } = await attemptDelivery(input, payload, target, deliveryId, {
+        books,
+        localDelivery,
+      });
+      if (last) lastAttempts[deliveryId] = last;
+      return { ...base, ...outcome };
     }
     try {
       const { status } = await delivery.deliverToChannel({
@@ -236,15 +293,28 @@ async function deliverAlert(
     }
   };
 
+  // Since `LOCAL_DELIVERY`, each delivery's last attempt is recorded with the outcomes.
+  const lastAttempts: Record<string, AttemptReport> = {};
   let results: ChannelResult[];
   if (local) {
     results = await Promise.all(targets.map(send));
-    await localBookkeeping.recordAlertOutcomes({
+    const outcomes = {
       ...alert,
       results,
       payload,
       resendOf: input.resendOf ?? null,
-    });
+    };
+    if (localDelivery) {
+      const summary = results
+        .map((r, i) => `${channelLabel(targets[i]!)}: ${r.status ?? r.outcome}`)
+        .join(', ');
+      await localBookkeeping.recordAlertOutcomes.executeWithOptions(
+        { summary: `record outcomes: ${summary}` },
+        [{ ...outcomes, lastAttempts }],
+      );
+    } else {
+      await localBookkeeping.recordAlertOutcomes(outcomes);
+    }
   } else {
     // Before `LOCAL_BOOKKEEPING`: one outcome activity per channel, skips included.
     results = await Promise.all(
@@ -281,8 +351,9 @@ async function attemptDelivery(
   payload: AlertPayloadJson,
   target: DeliveryTarget,
   deliveryId: string,
-  books: typeof bookkeeping,
-): Promise<Pick<ChannelResult, 'outcome' | 'status' | 'error'>> {
+  { books, localDelivery }: { books: typeof bookkeeping; localDelivery: boolean },
+): Promise<Pick<ChannelResult, 'outcome' | 'status' | 'error'> & { last?: AttemptReport }> {
+  const send = localDelivery ? localSending : sending;
   const { workflowId } = workflowInfo();
   const label = channelLabel(target);
   let report: AttemptReport;
@@ -299,7 +370,7 @@ async function attemptDelivery(
     };
     const at = new Date().toISOString();
     try {
-      report = await sending.sendAlertAttempt.executeWithOptions(
+      report = await send.sendAlertAttempt.executeWithOptions(
         { summary: `send to ${label}, attempt ${attempt} of ${MAX_ATTEMPTS}` },
         [sendInput],
       );
@@ -309,6 +380,9 @@ async function attemptDelivery(
       const { error } = failureMessage(err);
       report = { attempt, at, durationMs: 0, verdict: 'retry', status: null, error, answer: null };
     }
+    const final = report.verdict !== 'retry' || attempt >= MAX_ATTEMPTS;
+    // Since `LOCAL_DELIVERY` the last attempt goes into the outcome write: one write, no step.
+    if (final && localDelivery) break;
     await books.recordDeliveryAttempt.executeWithOptions(
       { summary: `record attempt ${attempt} to ${label}: ${report.status ?? report.verdict}` },
       [
@@ -323,10 +397,16 @@ async function attemptDelivery(
         },
       ],
     );
-    if (report.verdict !== 'retry' || attempt >= MAX_ATTEMPTS) break;
+    if (final) break;
     await sleep(backoffMs(attempt), { summary: `pause before attempt ${attempt + 1} to ${label}` });
   }
+  const last = localDelivery ? { last: report } : {};
   return report.verdict === 'delivered'
-    ? { outcome: 'delivered', status: report.status }
-    : { outcome: 'failed', status: report.status, error: report.error ?? 'delivery failed' };
+    ? { outcome: 'delivered', status: report.status, ...last }
+    : {
+        outcome: 'failed',
+        status: report.status,
+        error: report.error ?? 'delivery failed',
+        ...last,
+      };
 }

@@ -95,15 +95,19 @@ export class DeliveriesRepository {
     }
   }
 
-  /** The outcomes of one alert's deliveries, in one write; writing one again changes nothing. */
+  /**
+   * The outcomes of one alert's deliveries, in one write; writing one again changes nothing. A
+   * delivery's last attempt may come with its outcome (one write for both), kept like
+   * `recordAttempt` keeps one.
+   */
   async recordOutcomes(
-    outcomes: { context: DeliveryContext; result: ChannelResult }[],
+    outcomes: { context: DeliveryContext; result: ChannelResult; lastAttempt?: DeliveryAttempt }[],
     now: Date,
     resend?: { payload: AlertPayloadJson; resendOf: string | null },
   ): Promise<void> {
     if (!outcomes.length) return;
     await this.deliveries.bulkWrite(
-      outcomes.map(({ context, result }) => ({
+      outcomes.map(({ context, result, lastAttempt }) => ({
         updateOne: {
           filter: { _id: context.deliveryId },
           update: {
@@ -113,6 +117,7 @@ export class DeliveriesRepository {
               error: result.error ?? null,
               finishedAt: now,
               ...resend,
+              ...(lastAttempt && { [`attempts.${lastAttempt.attempt}`]: lastAttempt }),
             },
             $setOnInsert: this.onInsert(context, now),
           },

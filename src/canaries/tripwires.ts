@@ -209,15 +209,21 @@ export class Tripwires {
    * by the hits' own time, so a replay joins the event its hits would have joined.
    */
   private async record(stormKey: string, batch: HitReport[]): Promise<void[]> {
-    const { threats, evidence, temporal, settings } = this.deps;
+    const { threats, evidence, settings } = this.deps;
     const done = batch.map(() => undefined);
-    const canary = await this.deps.canaries.findById(batch[0]!.canaryId);
+    // Three reads at once rather than one after another: they stand between a hit and its alert.
+    // The storm is looked up for the batch's first hit; a replay whose first hit is already
+    // recorded asks again for its first new one.
+    const [canary, recorded, storm] = await Promise.all([
+      this.deps.canaries.findById(batch[0]!.canaryId),
+      threats.recordedHitIds(batch.map((h) => h.id)),
+      threats.openStorm(stormKey, batch[0]!.at),
+    ]);
     if (!canary || canary.retiredAt) return done;
-    const recorded = await threats.recordedHitIds(batch.map((h) => h.id));
     const hits = batch.filter((h) => !recorded.has(h.id));
     const [first] = hits;
     if (!first) return done;
-    let threatEventId = await threats.openStorm(stormKey, first.at);
+    let threatEventId = first === batch[0] ? storm : await threats.openStorm(stormKey, first.at);
     const opened = !threatEventId;
     if (!threatEventId) {
       threatEventId = newId('thr');
@@ -242,40 +248,61 @@ export class Tripwires {
         new Date(first.at.getTime() + settings.stormWindowMs),
       );
     }
-    const records = await evidence.appendMany(
-      canary.accountId,
-      hits.map((h) => ({
-        kind: THREAT_HIT_KIND,
-        data: {
-          threat_event_id: threatEventId,
-          canary_id: canary.id,
-          canary_kind: canary.kind,
-          at: h.at.toISOString(),
-          via: h.source.via,
-          ip: h.source.ip,
-          user_agent: h.source.userAgent,
-          mail_server: h.source.mailServer,
-          ...(h.source.resolver && { resolver: h.source.resolver }),
-          request_id: h.requestId,
+    // The alert starts (or hears of these hits) now, while the hits are sealed and logged: the
+    // event it reads exists, and the workflow's own start no longer waits on those writes. Should
+    // they fail, the journal replays the batch, which signals it again: a storm's count may then
+    // include it twice, never miss it.
+    const alerting = this.alert(canary, threatEventId, first, hits.length, opened);
+    try {
+      const records = await evidence.appendMany(
+        canary.accountId,
+        hits.map((h) => ({
+          kind: THREAT_HIT_KIND,
+          data: {
+            threat_event_id: threatEventId,
+            canary_id: canary.id,
+            canary_kind: canary.kind,
+            at: h.at.toISOString(),
+            via: h.source.via,
+            ip: h.source.ip,
+            user_agent: h.source.userAgent,
+            mail_server: h.source.mailServer,
+            ...(h.source.resolver && { resolver: h.source.resolver }),
+            request_id: h.requestId,
+          },
+        })),
+      );
+      const logged: ThreatHit[] = hits.map((h, i) => ({
+        id: h.id,
+        accountId: canary.accountId,
+        canaryId: canary.id,
+        threatEventId,
+        at: h.at,
+        source: h.source,
+        requestId: h.requestId,
+        evidence: {
+          logId: records[i]!.id,
+          seq: records[i]!.seq,
+          contentHash: records[i]!.contentHash!,
         },
-      })),
-    );
-    const logged: ThreatHit[] = hits.map((h, i) => ({
-      id: h.id,
-      accountId: canary.accountId,
-      canaryId: canary.id,
-      threatEventId,
-      at: h.at,
-      source: h.source,
-      requestId: h.requestId,
-      evidence: {
-        logId: records[i]!.id,
-        seq: records[i]!.seq,
-        contentHash: records[i]!.contentHash!,
-      },
-    }));
-    await threats.addHits(threatEventId, logged);
-    await this.deps.canaries.countHits(canary.id, hits.length, hits.at(-1)!.at);
+      }));
+      await threats.addHits(threatEventId, logged);
+      await this.deps.canaries.countHits(canary.id, hits.length, hits.at(-1)!.at);
+    } finally {
+      await alerting;
+    }
+    return done;
+  }
+
+  /** Starts or signals the event's alert; a refusal leaves the start to the start reconciler. */
+  private async alert(
+    canary: { id: string; accountId: string },
+    threatEventId: string,
+    first: HitReport,
+    hits: number,
+    opened: boolean,
+  ): Promise<void> {
+    const { threats, temporal, settings } = this.deps;
     try {
       await temporal.client.withDeadline(Date.now() + START_DEADLINE_MS, () =>
         signalThreatAlert(
@@ -285,7 +312,7 @@ export class Tripwires {
             threat: { threatEventId, gather: settings.gather, canaryId: canary.id },
             requestId: first.requestId ?? undefined,
           },
-          hits.length,
+          hits,
         ),
       );
       if (opened) await threats.alertStarted(threatEventId);
@@ -293,7 +320,6 @@ export class Tripwires {
       // The event keeps its pending mark: the start reconciler starts the alert once Temporal answers.
       this.deps.log.warn({ err, threatEventId }, 'threat alert not started yet');
     }
-    return done;
   }
 }
 

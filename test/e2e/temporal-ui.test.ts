@@ -108,7 +108,11 @@ it('when an operator filters alerts by DeliveryOutcome and opens one, then the l
   // The static summary and details: account, canary, event, level.
   // (The summary and details render as Markdown in a sandboxed frame; the events list is the page's.)
   await page.getByText('User Metadata', { exact: true }).click();
-  await page.getByText('record attempt 1 to webhook "Old CRM hook": 410').first().waitFor();
+  // A 410 is final: that attempt is recorded with the alert's outcomes, in one local activity.
+  await page
+    .getByText(/record outcomes: .*webhook "Old CRM hook": 410/)
+    .first()
+    .waitFor();
   await page.getByText('Current Details').waitFor();
   await page.screenshot({ path: 'docs/screenshots/temporal-ui-summary.png' });
 });

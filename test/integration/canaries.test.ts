@@ -265,9 +265,13 @@ describe('retired canaries, storms and quotas', () => {
     // The alert was sent before the storm window closed: its delivery comes before the first
     // quiet-period timer fired in the workflow's history.
     const { events } = await handle.fetchHistory();
-    const sent = events!.findIndex(
-      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'sendAlertAttempt',
-    );
+    // Attempts are local activities: each is a marker naming its activity type.
+    const sent = events!.findIndex((e) => {
+      const data = e.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
+      if (!data) return false;
+      const marker = JSON.parse(Buffer.from(data).toString()) as { activity_type?: string };
+      return marker.activity_type === 'sendAlertAttempt';
+    });
     const timerFired = events!.findIndex((e) => e.timerFiredEventAttributes);
     expect(sent).toBeGreaterThan(-1);
     expect(timerFired).toBeGreaterThan(sent);

@@ -12,7 +12,10 @@ import { startTestWorker } from '../support/test-worker';
 let t: TestApp;
 let receiver: Receiver;
 let worker: { stop(): Promise<void> };
-/** How many more attempt records fail before the database "comes back". */
+/**
+ * How many more writes of the accepted attempt fail before the database "comes back". A delivery's
+ * last attempt is recorded with its outcome, by `recordAlertOutcomes`.
+ */
 let failingWrites = 0;
 const failedWrites: string[] = [];
 
@@ -21,13 +24,13 @@ beforeAll(async () => {
   receiver = await Receiver.start();
   worker = await startTestWorker(t.mongo.db, t.config.TEMPORAL_TASK_QUEUE, {}, (real) => ({
     ...real,
-    async recordDeliveryAttempt(input: Parameters<Activities['recordDeliveryAttempt']>[0]) {
+    async recordAlertOutcomes(input: Parameters<Activities['recordAlertOutcomes']>[0]) {
       if (failingWrites > 0) {
         failingWrites--;
-        failedWrites.push(input.deliveryId);
+        failedWrites.push(...input.results.map((r) => r.deliveryId));
         throw new Error('connection to the database lost (injected)');
       }
-      return real.recordDeliveryAttempt(input);
+      return real.recordAlertOutcomes(input);
     },
   }));
 });
@@ -37,7 +40,7 @@ afterAll(async () => {
   await t.close();
 });
 
-it('when the attempt record fails to be written after the receiver accepted, then the outcome is still delivered and the receiver got one delivery', async () => {
+it('when the accepted attempt fails to be recorded after the receiver accepted, then the outcome is still delivered and the receiver got one delivery', async () => {
   const who = await signUpAndLogIn(t.app);
   const auth = { Authorization: `Bearer ${who.token}` };
   const created = await request(t.app)
