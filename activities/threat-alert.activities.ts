@@ -1,3 +1,4 @@
+import { ApplicationFailure } from '@temporalio/activity';
 import type { Db } from 'mongodb';
 import { tripwireAlertPayload, type AlertPayload } from '../src/alerts/payload';
 import { CanariesRepository } from '../src/canaries/canaries.repository';
@@ -5,7 +6,7 @@ import { IpEnricher, type IpEnrichment } from '../src/canaries/enrichment';
 import { assessRisk, interpret } from '../src/canaries/risk';
 import { ThreatsRepository, type ThreatEvent } from '../src/canaries/threats.repository';
 import type { EvidenceStore } from '../src/evidence/evidence.store';
-import type { AlertPayloadJson } from '../workflows/shared';
+import { THREAT_EVENT_REMOVED, type AlertPayloadJson } from '../workflows/shared';
 
 export const THREAT_ALERT_KIND = 'threat.alert';
 const DAY_MS = 86_400_000;
@@ -102,7 +103,15 @@ export function threatAlertActivities({ db, evidence, enricher }: ThreatAlertDep
     known?: ThreatEvent | null,
   ): Promise<TripwireEvent> => {
     const event = known ?? (await threats.findEvent(threatEventId));
-    if (!event) throw new Error(`threat event ${threatEventId} not found`);
+    if (!event) {
+      // Events are removed only with their evidence (a forced delete of a trap or document): a
+      // retry would never find it, and would hold the alert, and its worker, forever.
+      throw ApplicationFailure.create({
+        type: THREAT_EVENT_REMOVED,
+        message: `threat event ${threatEventId} was removed before its alert was sent`,
+        nonRetryable: true,
+      });
+    }
     const { canaryKind } = event;
     if (canaryKind === 'agent') throw new Error('agent alerts come with their payload');
     return { ...event, canaryKind };

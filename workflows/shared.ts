@@ -33,6 +33,8 @@ export interface WorkerPingResult {
 export const DELIVERY_REJECTED = 'DeliveryRejected';
 export const UNSAFE_TARGET = 'UnsafeTarget';
 export const DELIVERY_RETRYABLE = 'DeliveryRetryable';
+/** The threat event an alert reports is gone (its evidence was force-deleted): nothing to send. */
+export const THREAT_EVENT_REMOVED = 'ThreatEventRemoved';
 
 /** The v1 payload as JSON; the activities validate it with the zod schema before sending. */
 export type AlertPayloadJson = {

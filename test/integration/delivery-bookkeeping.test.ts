@@ -1,6 +1,9 @@
+import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import request from 'supertest';
 import type { Activities } from '../../activities';
+import { signalThreatAlert } from '../../src/alerts/alert-workflows';
 import { deliveryListView } from '../../src/alerts/channels.routes';
+import { THREAT_EVENT_REMOVED } from '../../workflows/shared';
 import { signUpAndLogIn } from '../support/accounts';
 import { Receiver } from '../support/receiver';
 import { createTestApp, testConfig, type TestApp } from '../support/test-app';
@@ -68,4 +71,31 @@ it('when the accepted attempt fails to be recorded after the receiver accepted, 
   const channel = (await request(t.app).get(`/api/alert-channels/${created.body.id}`).set(auth))
     .body;
   expect(channel.lastError).toBeNull();
+});
+
+it('when a threat event is removed before its alert is prepared, then the alert ends at once as removed rather than retrying forever', async () => {
+  const who = await signUpAndLogIn(t.app);
+  const threatEventId = `thr_removed_${Date.now()}`;
+
+  await signalThreatAlert(
+    t.temporal,
+    {
+      accountId: who.userId,
+      threat: { threatEventId, gather: { quietMs: 0, maxMs: 0 } },
+    },
+    1,
+  );
+  const outcome = await t.temporal.client.workflow
+    .getHandle(`alert-${threatEventId}`)
+    .result()
+    .then(
+      () => 'completed',
+      (err: unknown) => err,
+    );
+
+  expect(outcome).toBeInstanceOf(WorkflowFailedError);
+  // The activity's failure, however the SDK wraps it (a local activity's arrives unwrapped).
+  let failure = (outcome as WorkflowFailedError).cause;
+  while (failure && !(failure instanceof ApplicationFailure)) failure = failure.cause as never;
+  expect(failure).toMatchObject({ type: THREAT_EVENT_REMOVED, nonRetryable: true });
 });
