@@ -189,6 +189,12 @@ describe('npm run stack:prod-like', () => {
     const onlyAfterAnActivityFails = new Set(['temporal_activity_execution_failed_total']);
     const { token } = await accountWithChannel(stack.apis[0]!, '/status/503');
     await fire(stack.apis[0]!, token);
+    // Alerts send and record through local activities; the activity panels also need one that is
+    // scheduled on the task queue, which a worker ping is.
+    expect(
+      (await call(stack.apis[0]!, '/api/diagnostics/worker-ping', { method: 'POST' }, token))
+        .status,
+    ).toBe(200);
     let exported = await scrape();
     for (let i = 0; i < 60 && !exported.has('temporal_workflow_completed_total'); i++) {
       await new Promise((r) => setTimeout(r, 250));
