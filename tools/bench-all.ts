@@ -2,7 +2,8 @@
  * `npm run bench:all`: runs every benchmark script of package.json (`bench`, `bench:*`) one after
  * another with its defaults, each against its own baseline in the same run, and rewrites the
  * "Latest full run" section of docs/benchmarks.md with their tables, the date, the machine and the commit.
- * A benchmark that fails is reported in that section rather than stopping the others.
+ * A benchmark that fails is reported in that section rather than stopping the others; the section
+ * is rewritten after each one, so an interrupted run keeps what it measured.
  *
  *   npm run bench:all [-- --only bench:database,bench:shield]
  */
@@ -48,6 +49,19 @@ function run(script: string): Promise<{ tables: string; ok: boolean; seconds: nu
   });
 }
 
+/** Rewrites the section with what has run so far, so an interrupted run still leaves its figures. */
+function writeSection(parts: string[], left: string[]): void {
+  const page = readFileSync(PAGE, 'utf8');
+  const from = page.indexOf(START);
+  const to = page.indexOf(END);
+  if (from < 0 || to < from) throw new Error(`${PAGE} has no ${START} … ${END} section`);
+  const pending = left.length ? [`(not run yet: ${left.map((s) => `\`${s}\``).join(', ')})`] : [];
+  const section = `${START}\n\n${[...parts, ...pending].join('\n\n')}\n\n`;
+  writeFileSync(PAGE, page.slice(0, from) + section + page.slice(to));
+  // The tables as the benchmarks print them are not column-aligned; `npm test` checks formatting.
+  execFileSync('npx', ['prettier', '--write', PAGE], { stdio: 'ignore' });
+}
+
 async function main(): Promise<void> {
   const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
   const machine = `${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB`;
@@ -60,13 +74,8 @@ async function main(): Promise<void> {
     console.log(`[bench:all] ${script} ${result.ok ? 'done' : 'FAILED'} in ${result.seconds} s`);
     parts.push(`#### \`npm run ${script}\` (${result.seconds} s)`);
     parts.push(result.ok ? result.tables || '(no table printed)' : '**failed**: see its output');
+    writeSection(parts, scripts.slice(i + 1));
   }
-  const readme = readFileSync(PAGE, 'utf8');
-  const from = readme.indexOf(START);
-  const to = readme.indexOf(END);
-  if (from < 0 || to < from) throw new Error(`${PAGE} has no ${START} … ${END} section`);
-  const section = `${START}\n\n${parts.join('\n\n')}\n\n`;
-  writeFileSync(PAGE, readme.slice(0, from) + section + readme.slice(to));
   console.log(`\n[bench:all] ${PAGE} updated`);
 }
 
