@@ -152,6 +152,13 @@ function answerFor(err: unknown): Answer | undefined {
 
 /** The single place errors become responses; internal messages and stacks never reach clients. */
 export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
+  if (res.headersSent) {
+    // A streamed answer (an export) failed part-way: cut the connection, so the client sees a
+    // broken download rather than a short file that looks complete.
+    req.log.warn({ err }, 'response failed after it began');
+    res.destroy();
+    return;
+  }
   const answer = answerFor(err);
   if (!answer) {
     req.log.error({ err }, 'unhandled error');

@@ -95,6 +95,26 @@ describe('errorHandler', () => {
     expect(res.body).toEqual({ detail });
   });
 
+  it('when an answer fails after it began, then the connection is cut rather than the body ending as if complete, and it is logged as such', async () => {
+    const logged: string[] = [];
+    const app = express();
+    app.use((req, _res, next) => {
+      (req as { log?: unknown }).log = {
+        warn: (_: unknown, message: string) => logged.push(`warn: ${message}`),
+        error: (_: unknown, message: string) => logged.push(`error: ${message}`),
+      };
+      next();
+    });
+    app.get('/', (_req, res, next) => {
+      res.status(200).type('application/json').write('{"records":[');
+      setImmediate(() => next(new Error('cursor lost')));
+    });
+    app.use(errorHandler);
+
+    await expect(request(app).get('/')).rejects.toThrow(/socket hang up|aborted|ECONNRESET/);
+    expect(logged).toEqual(['warn: response failed after it began']);
+  });
+
   it('when an unexpected error escapes, then 500 says nothing of its message', async () => {
     const res = await answerTo(new Error('connection string with a password'));
     expect(res.status).toBe(500);
