@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import type { Clock } from '../clock';
 import { DomainError } from '../errors';
@@ -43,13 +44,29 @@ const counterId = (accountId: string, action: MeteredAction, horizon: string, wi
   `${accountId}:${action}:${horizon}:${window.key}`;
 
 /**
+ * How far below its limit a window's last known count must be for it to be asked together with
+ * the burst: the larger of a tenth of the limit and 100 places, more than the requests in flight
+ * on all replicas can take before the count is seen again.
+ */
+const roomToAskAtOnce = (limit: number) => Math.max(limit / 10, 100);
+
+/**
  * Three horizons bound each metered action, checked in this order: the per-minute burst (429),
  * the monthly quota (402), the daily allowance (402). A refused request spends nothing: what the
  * earlier checks took is given back. When the counter store fails, burst and monthly checks let
  * the request through (logged); the daily allowance fails closed (503).
  */
 export class Meter {
+  /** The count each counter last answered with (the window's key is in the id). */
+  private readonly lastCounts = new LRUCache<string, number>({ max: 10_000 });
+
   constructor(private readonly deps: MeterDeps) {}
+
+  /** Known to be far enough from its limit that no request in flight could be refused by it. */
+  private roomy(id: string, limit: number): boolean {
+    const last = this.lastCounts.get(id);
+    return last !== undefined && last <= limit - roomToAskAtOnce(limit);
+  }
 
   async consume(accountId: string, plan: PlanId, action: MeteredAction): Promise<MeterGrant> {
     const { counters, clock, log } = this.deps;
@@ -72,6 +89,7 @@ export class Meter {
       try {
         const count = await counters.tryIncrement(id, limit);
         if (count !== null) spent.push(id);
+        this.lastCounts.set(id, count ?? limit);
         return count;
       } catch (err) {
         log.warn({ err }, 'meter store failed');
@@ -87,10 +105,16 @@ export class Meter {
     // Burst and monthly meters that fail let the request through; the daily allowance fails closed.
     const retryAfter = Math.max(1, Math.ceil((minute.resetsAt.getTime() - now.getTime()) / 1000));
     // One window at a time, in the spec's order: a request refused by one window never holds a
-    // place in the next. Asked at once, each window could admit a different set of parallel
-    // requests (on several replicas), and after the refunds far fewer than the limit would pass.
+    // place in the next. Asked at once near their limits, each window could admit a different set
+    // of parallel requests (on several replicas), and after the refunds far fewer than the limit
+    // would pass. Far from their limits the month and day cannot refuse anyone in flight, so they
+    // are asked with the burst (two round trips fewer) and a burst refusal gives their places back.
+    const atOnce = this.roomy(ids.month, limits.perMonth) && this.roomy(ids.day, limits.perDay);
+    const monthAsked = atOnce ? ask(ids.month, limits.perMonth) : undefined;
+    const dayAsked = atOnce ? ask(ids.day, limits.perDay) : undefined;
     const burstCount = await ask(ids.burst, limits.burstPerMinute);
     if (burstCount === null) {
+      await Promise.all([monthAsked, dayAsked]); // what they took is refunded with the refusal
       await refuse(
         new DomainError(
           'rate_limited',
@@ -104,14 +128,15 @@ export class Meter {
         ),
       );
     }
-    const monthCount = await ask(ids.month, limits.perMonth);
+    const monthCount = await (monthAsked ?? ask(ids.month, limits.perMonth));
     if (monthCount === null) {
       const used = await counters.read(ids.month).catch(() => limits.perMonth);
+      await dayAsked;
       await refuse(
         this.limitReached(plan, `${action}_per_month`, limits.perMonth, month, { used }),
       );
     }
-    const dayCount = await ask(ids.day, limits.perDay);
+    const dayCount = await (dayAsked ?? ask(ids.day, limits.perDay));
     if (dayCount === 'failed') {
       await refuse(
         new DomainError('unavailable', {

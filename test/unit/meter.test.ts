@@ -34,6 +34,10 @@ const limits: PlanLimits = {
     shield_inspections: { burstPerMinute: 2, perMonth: 3, perDay: 100 },
     canary_plants: { burstPerMinute: 100, perMonth: 100, perDay: 1 },
   },
+  pro: {
+    ...PLAN_LIMITS.pro,
+    shield_inspections: { burstPerMinute: 2, perMonth: 10_000, perDay: 1_000 },
+  },
 };
 
 function meterWith(counters = new MapCounters(), now = NOW) {
@@ -137,5 +141,42 @@ describe('Meter', () => {
     const grant = await meter.consume('usr_1', 'free', 'shield_inspections');
 
     expect(grant.burst).toEqual({ limit: 2, remaining: 2, resetSeconds: 7 });
+  });
+
+  describe('which windows are asked at once', () => {
+    /** The ids asked before any answer came back, for each consume. */
+    async function askedAtOnce(meter: Meter, counters: MapCounters): Promise<number> {
+      let asked = 0;
+      const real = counters.tryIncrement.bind(counters);
+      counters.tryIncrement = (id, limit) => {
+        asked++;
+        return new Promise((done) => setImmediate(() => done(real(id, limit))));
+      };
+      const granted = meter.consume('usr_1', 'pro', 'shield_inspections').catch((e: unknown) => e);
+      await Promise.resolve();
+      const before = asked;
+      await granted;
+      return before;
+    }
+
+    it('when the month and day are far from their limits, then they are asked with the burst, and a burst refusal gives their places back', async () => {
+      const { meter, counters } = meterWith();
+
+      expect(await askedAtOnce(meter, counters)).toBe(1); // nothing known yet: one at a time
+      expect(await askedAtOnce(meter, counters)).toBe(3);
+      const refused = await refusal(meter.consume('usr_1', 'pro', 'shield_inspections'));
+
+      expect(refused.kind).toBe('rate_limited');
+      const counts = [...counters.counts.entries()].map(([id, n]) => `${id.split(':')[2]} ${n}`);
+      expect(counts).toEqual(['minute 2', 'month 2', 'day 2']);
+    });
+
+    it('when a window is near its limit, then the windows are asked one at a time', async () => {
+      const { meter, counters } = meterWith();
+      counters.counts.set('usr_1:shield_inspections:day:2026-03-14', 950);
+
+      expect(await askedAtOnce(meter, counters)).toBe(1);
+      expect(await askedAtOnce(meter, counters)).toBe(1);
+    });
   });
 });
