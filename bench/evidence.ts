@@ -91,7 +91,7 @@ void withBenchServer(async ({ url, pid, mongoUri, dbName }) => {
   rows.push(['verify one record', verifies, rawReads]);
 
   console.log(
-    '\n| Operation (FerretDB, one client, sequential) | sealed per s | raw MongoDB per s | ratio |',
+    '\n| Operation (one client, sequential) | sealed per s | raw MongoDB per s | ratio |',
   );
   console.log('|---|---:|---:|---:|');
   for (const [name, sealed, baseline] of rows) {

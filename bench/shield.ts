@@ -79,35 +79,30 @@ const sets: [string, string[]][] = [
   ],
 ];
 const NEEDLE = '\u0000never-present\u0000';
-const ms = (x: number) => `${x.toFixed(3)} ms`.padStart(10);
-const us = (x: number) => `${(x * 1000).toFixed(1)} µs`.padStart(10);
+/** Sub-10 µs figures in µs, the rest in ms, so the cheap baselines do not read as 0.000. */
+const time = (x: number) => (x < 0.01 ? `${(x * 1000).toFixed(1)} µs` : `${x.toFixed(3)} ms`);
 
+// Markdown tables, so `npm run bench:all` can carry them into docs/benchmarks.md.
 console.log(
-  `inspectMessage on ${SIZE}-character messages, ${ITERATIONS} runs per row (after warm-up)\n`,
+  `\n| ${SIZE}-character messages, ${ITERATIONS} runs per row | what | p50 | p95 | p99 | per s | p50 vs includes() | p50 vs JSON.stringify |`,
 );
-console.log(
-  `${'messages'.padEnd(11)}${'what'.padEnd(26)}${'p50'.padStart(10)}${'p95'.padStart(10)}${'p99'.padStart(10)}${'per s'.padStart(10)}${'p50 ×base'.padStart(11)}`,
-);
+console.log('|---|---|---:|---:|---:|---:|---:|---:|');
 for (const [name, messages] of sets) {
   const includes = measure(messages, ITERATIONS, (m) => m.includes(NEEDLE) || m.length);
   const stringify = measure(messages, ITERATIONS, (m) => JSON.stringify({ user_message: m }));
   const candidates = measure(messages, ITERATIONS, (m) => credentialCandidates(m));
   const inspect = measure(messages, ITERATIONS, (m) => inspectMessage(m));
   const rows: [string, ReturnType<typeof measure>][] = [
-    ['includes() scan (base)', includes],
+    ['includes() scan (baseline)', includes],
     ['JSON.stringify', stringify],
     ['credentialCandidates', candidates],
     ['inspectMessage', inspect],
   ];
   for (const [what, r] of rows) {
-    const fmt = r.p50 < 0.01 ? us : ms;
     console.log(
-      `${name.padEnd(11)}${what.padEnd(26)}${fmt(r.p50)}${fmt(r.p95)}${fmt(r.p99)}${Math.round(r.perSecond).toString().padStart(10)}${`${(r.p50 / includes.p50).toFixed(0)}×`.padStart(11)}`,
+      `| ${name} | ${what} | ${time(r.p50)} | ${time(r.p95)} | ${time(r.p99)} | ${Math.round(r.perSecond)} | ${(r.p50 / includes.p50).toFixed(0)}× | ${(r.p50 / stringify.p50).toFixed(1)}× |`,
     );
   }
-  console.log(
-    `${''.padEnd(11)}inspectMessage p50 = ${(inspect.p50 / stringify.p50).toFixed(1)}× JSON.stringify of the same message\n`,
-  );
 }
 
 const MAX = 32_768;
@@ -128,8 +123,9 @@ const adversarial: [string, string][] = [
       .slice(0, MAX),
   ],
 ];
-console.log(`worst cases: ${MAX}-character inputs, 50 runs each`);
+console.log(`\n| Worst case, ${MAX}-character input, 50 runs | p50 | p99 |`);
+console.log('|---|---:|---:|');
 for (const [name, message] of adversarial) {
   const r = measure([message.slice(0, MAX)], 50, (m) => inspectMessage(m));
-  console.log(`  ${name.padEnd(30)} p50 ${ms(r.p50)}   max-ish (p99) ${ms(r.p99)}`);
+  console.log(`| ${name.replace(/\|/g, '\\|')} | ${time(r.p50)} | ${time(r.p99)} |`);
 }
