@@ -92,8 +92,12 @@ async function localReceiverTrust(): Promise<{ NODE_EXTRA_CA_CERTS?: string }> {
 }
 
 async function main(): Promise<void> {
-  process.once('SIGINT', () => void stopAll(0));
-  process.once('SIGTERM', () => void stopAll(0));
+  // `on`, not `once`: a SIGTERM sent to the whole process group (a process manager, `kill --
+  // -<pgid>`) reaches this process twice, directly and again from npm, which passes it on; a
+  // second signal left to its default ended this process before it had stopped the database and
+  // Temporal (in process groups of their own), and left them holding their ports.
+  process.on('SIGINT', () => void stopAll(0));
+  process.on('SIGTERM', () => void stopAll(0));
   // npm may go without passing a signal on (SIGKILL, a closed terminal): this process is then
   // handed to another parent, and stops what it started rather than leave it holding the ports.
   const parent = process.ppid;
