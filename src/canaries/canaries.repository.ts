@@ -127,9 +127,10 @@ export class CanariesRepository {
    */
   async retire(accountId: string, canaryId: string, now: Date): Promise<Canary | null> {
     const canary = await this.find(accountId, canaryId);
-    if (!canary) return null;
+    // Retired once: a second retire keeps the first time (and has no tokens left to delete).
+    if (!canary || canary.retiredAt) return canary;
     await this.tokens.deleteMany({ _id: { $in: canary.tokenDigests } });
     await this.canaries.updateOne({ _id: canary.id, accountId }, { $set: { retiredAt: now } });
-    return { ...canary, retiredAt: canary.retiredAt ?? now };
+    return { ...canary, retiredAt: now };
   }
 }

@@ -42,10 +42,7 @@ export class EvidenceBoundRemoval {
       );
     }
     const now = clock();
-    for (const id of canaryIds) {
-      const canary = await canaries.find(accountId, id);
-      if (canary && !canary.retiredAt) await canaries.retire(accountId, id, now);
-    }
+    for (const id of canaryIds) await canaries.retire(accountId, id, now);
     if (!hits.length || !remover) return { removedEvidence: 0 };
     const removed = await evidence.removeForcibly(
       accountId,
