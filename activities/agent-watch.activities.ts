@@ -40,7 +40,7 @@ export function agentWatchActivities({ db, evidence }: { db: Db; evidence: Evide
     }): Promise<AlertPayloadJson> {
       const known = await threats.findEvent(input.threatEventId);
       if (known?.alert) return known.alert;
-      const agent = await agents.findById(input.agentId);
+      const agent = await agents.find(input.accountId, input.agentId);
       const name = agent?.name ?? input.agentId;
       const now = new Date();
       const { summary, risk, interpretation } = describeReason(

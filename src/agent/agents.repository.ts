@@ -92,15 +92,6 @@ export class AgentsRepository {
     return doc?.accountId ?? null;
   }
 
-  /**
-   * Unscoped: for the watch workflow's activities, which act on no caller's behalf (the id comes
-   * from the workflow's input, set when the owner registered the agent). Routes use `find`.
-   */
-  async findById(agentId: string): Promise<Agent | null> {
-    const doc = await this.agents.findOne({ _id: agentId });
-    return doc && toAgent(doc);
-  }
-
   async recordHeartbeat(accountId: string, agentId: string, at: Date): Promise<void> {
     await this.agents.updateOne({ _id: agentId, accountId }, { $max: { lastHeartbeatAt: at } });
   }
