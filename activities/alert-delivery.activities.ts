@@ -2,17 +2,13 @@ import { createHash } from 'node:crypto';
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { Db } from 'mongodb';
 import type { z } from 'zod';
-import {
-  BUILT_IN_CHANNEL_IDS,
-  isBuiltInChannel,
-  type BuiltInSettings,
-} from '../src/alerts/built-in-channels';
+import { isBuiltInChannel, type BuiltInSettings } from '../src/alerts/built-in-channels';
 import { ChannelSender } from '../src/alerts/channel-sender';
 import { ChannelsRepository } from '../src/alerts/channels.repository';
 import { DeliveriesRepository, type DeliveryContext } from '../src/alerts/deliveries.repository';
 import { alertPayloadSchema } from '../src/alerts/payload';
-import { subscribes, type RoutedAlert } from '../src/alerts/routing';
-import { UsersRepository } from '../src/accounts/users.repository';
+import type { RoutedAlert } from '../src/alerts/routing';
+import type { DeliveryTargets } from '../src/alerts/delivery-targets';
 import { DELIVERY_OUTCOME_KIND, type deliveryOutcomeData } from '../src/evidence/trail/audit-trail';
 import type { EvidenceStore } from '../src/evidence/evidence.store';
 import { deliveryAttempts, deliveryOutcomes } from '../src/metrics';
@@ -31,6 +27,7 @@ export interface AlertDeliveryDeps {
   allowPrivateTargets: boolean;
   builtIns: BuiltInSettings;
   evidence: EvidenceStore;
+  targets: DeliveryTargets;
 }
 
 interface AttemptInput {
@@ -61,9 +58,9 @@ export function alertDeliveryActivities({
   allowPrivateTargets,
   builtIns,
   evidence,
+  targets,
 }: AlertDeliveryDeps) {
   const channels = new ChannelsRepository(db);
-  const users = new UsersRepository(db);
   const deliveries = new DeliveriesRepository(db);
   const sender = new ChannelSender(db, allowPrivateTargets, builtIns);
 
@@ -184,39 +181,13 @@ export function alertDeliveryActivities({
   };
 
   return {
-    /**
-     * The channels that receive an alert: the chosen ones (a test, a resend) whatever they
-     * subscribe to; otherwise the account's channels that subscribe to it, and the built-ins.
-     */
+    /** The channels that receive an alert (see `DeliveryTargets`). */
     async listDeliveryTargets(
       accountId: string,
       channelIds?: string[],
       alert?: RoutedAlert,
     ): Promise<DeliveryTarget[]> {
-      // The account (for the built-in chat) is read beside the channels, not after them.
-      const [all, user] = await Promise.all([
-        channels.list(accountId),
-        channelIds ? undefined : users.findById(accountId),
-      ]);
-      const chosen = channelIds
-        ? all.filter((c) => channelIds.includes(c.id))
-        : all.filter((c) => !alert || subscribes(c, alert));
-      const targets: DeliveryTarget[] = chosen.map((c) => ({
-        channelId: c.id,
-        kind: c.kind,
-        name: c.name,
-        ...(c.disabled && { skip: 'channel disabled' }),
-      }));
-      if (channelIds) return targets;
-      const builtIn = (channelId: string, kind: string, name: string): DeliveryTarget => {
-        const skip = sender.builtInSkip(channelId, user?.telegramChatId);
-        return { channelId, kind, name, ...(skip && { skip }) };
-      };
-      return [
-        ...targets,
-        builtIn(BUILT_IN_CHANNEL_IDS.email, 'email', 'account email'),
-        builtIn(BUILT_IN_CHANNEL_IDS.chat, 'chat', 'Telegram chat'),
-      ];
+      return (await targets.read(accountId, channelIds))(alert);
     },
 
     /** One attempt, reported (never thrown) whatever the receiver answered. */

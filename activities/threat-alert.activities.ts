@@ -1,12 +1,17 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Db } from 'mongodb';
-import { tripwireAlertPayload, type AlertPayload } from '../src/alerts/payload';
-import { CanariesRepository } from '../src/canaries/canaries.repository';
+import { alertPayloadSchema, tripwireAlertPayload, type AlertPayload } from '../src/alerts/payload';
+import { CanariesRepository, type Canary } from '../src/canaries/canaries.repository';
 import { IpEnricher, type IpEnrichment } from '../src/canaries/enrichment';
 import { assessRisk, interpret } from '../src/canaries/risk';
 import { ThreatsRepository, type ThreatEvent } from '../src/canaries/threats.repository';
 import type { EvidenceStore } from '../src/evidence/evidence.store';
-import { THREAT_EVENT_REMOVED, type AlertPayloadJson } from '../workflows/shared';
+import type { DeliveryTargets } from '../src/alerts/delivery-targets';
+import {
+  THREAT_EVENT_REMOVED,
+  type AlertPayloadJson,
+  type DeliveryTarget,
+} from '../workflows/shared';
 
 export const THREAT_ALERT_KIND = 'threat.alert';
 const DAY_MS = 86_400_000;
@@ -16,6 +21,8 @@ export interface ThreatAlertDeps {
   /** The worker's one store, shared by every activity (one group commit per account). */
   evidence: EvidenceStore;
   enricher: IpEnricher;
+  /** The worker's one reader of delivery targets, shared with the delivery activities. */
+  targets: DeliveryTargets;
 }
 
 /** Keeps a threat event's payload and seals it, once per event (the log id is fixed). */
@@ -43,17 +50,19 @@ function place({ ip, country, city, org }: IpEnrichment) {
   return { ip, country, city, org };
 }
 
-export function threatAlertActivities({ db, evidence, enricher }: ThreatAlertDeps) {
+export function threatAlertActivities({ db, evidence, enricher, targets }: ThreatAlertDeps) {
   const threats = new ThreatsRepository(db);
   const canaries = new CanariesRepository(db);
 
   /** The v1 payload of a threat event reporting `hits`: enrichment, risk, interpretation. */
-  const buildPayload = async (event: TripwireEvent, hits: number, summary: string) => {
+  const buildPayload = async (
+    event: TripwireEvent,
+    hits: number,
+    summary: string,
+    read: Promise<Canary | null> = canaries.findById(event.canaryId),
+  ) => {
     const relayIp = event.source.mailServer?.ip ?? event.source.resolver?.ip;
-    const [canary, looked] = await Promise.all([
-      canaries.findById(event.canaryId),
-      enricher.enrich(relayIp ?? event.source.ip),
-    ]);
+    const [canary, looked] = await Promise.all([read, enricher.enrich(relayIp ?? event.source.ip)]);
     const ageDays = canary
       ? Math.max(0, Math.floor((event.firstHitAt.getTime() - canary.createdAt.getTime()) / DAY_MS))
       : 0;
@@ -117,6 +126,19 @@ export function threatAlertActivities({ db, evidence, enricher }: ThreatAlertDep
     return { ...event, canaryKind };
   };
 
+  /**
+   * A threat event's first payload: the one kept on the event if a preparation already ran,
+   * else built from the event (`event` then set, and `hits` what it reports).
+   */
+  const prepare = async (threatEventId: string, hits: number, canary?: Promise<Canary | null>) => {
+    const known = await threats.findEvent(threatEventId);
+    if (known?.alert) return { payload: known.alert, event: null, hits };
+    const event = await findEvent(threatEventId, known);
+    const reported = Math.max(hits, event.hitCount, 1);
+    const payload = await buildPayload(event, reported, 'canary fired', canary);
+    return { payload, event, hits: reported };
+  };
+
   return {
     /**
      * Builds the v1 payload of a threat event's first alert (enrichment failures leave fields
@@ -129,28 +151,47 @@ export function threatAlertActivities({ db, evidence, enricher }: ThreatAlertDep
       /** The workflow seals it with `sealThreatAlert`, beside its delivery (absent in older histories). */
       sealApart?: boolean;
     }): Promise<AlertPayloadJson> {
-      const known = await threats.findEvent(input.threatEventId);
-      if (known?.alert) return known.alert;
-      const event = await findEvent(input.threatEventId, known);
-      const hits = Math.max(input.hits, event.hitCount, 1);
-      const payload = await buildPayload(event, hits, 'canary fired');
-      if (input.sealApart) await threats.recordAlert(event.id, payload);
-      else await sealThreatAlert({ evidence, threats }, event.accountId, payload, { hits });
+      const { payload, event, hits } = await prepare(input.threatEventId, input.hits);
+      if (event && !input.sealApart) {
+        await sealThreatAlert({ evidence, threats }, event.accountId, payload, { hits });
+      }
       return payload;
     },
 
-    /** Seals a prepared first alert in the account's evidence log; once per event (fixed log id). */
+    /**
+     * The same first payload and the channels it goes to, read at once: the event, its canary and
+     * the account's channels in one round trip rather than three one after the other. The workflow
+     * seals the payload, and keeps it on the event, with `sealThreatAlert` beside its delivery.
+     */
+    async prepareThreatDelivery(input: {
+      accountId: string;
+      threatEventId: string;
+      /** Read beside the event when known (a reconciler's start leaves it to the event). */
+      canaryId?: string;
+      hits: number;
+      channelIds?: string[];
+    }): Promise<{ payload: AlertPayloadJson; targets: DeliveryTarget[] }> {
+      const canary = input.canaryId ? canaries.findById(input.canaryId) : undefined;
+      const reading = targets.read(input.accountId, input.channelIds);
+      // Both are awaited below; handled here too, so that when the event read fails first
+      // neither is left rejected with no handler.
+      for (const read of [canary, reading]) read?.catch(() => undefined);
+      const { payload } = await prepare(input.threatEventId, input.hits, canary);
+      const route = await reading;
+      return { payload, targets: route({ event: payload.event, level: payload.data.alertLevel }) };
+    },
+
+    /**
+     * Seals a prepared first alert in the account's evidence log, once per event (fixed log id),
+     * and keeps it on the event.
+     */
     async sealThreatAlert(input: {
       accountId: string;
       payload: AlertPayloadJson;
       hits: number;
     }): Promise<void> {
-      const threatEventId = input.payload.data.threatEventId!;
-      await evidence.append(input.accountId, {
-        logId: `evd_alert_${threatEventId}`,
-        kind: THREAT_ALERT_KIND,
-        data: { threat_event_id: threatEventId, hits: input.hits, payload: input.payload },
-      });
+      const payload = alertPayloadSchema.parse(input.payload);
+      await sealThreatAlert({ evidence, threats }, input.accountId, payload, { hits: input.hits });
     },
 
     /**

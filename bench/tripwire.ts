@@ -21,6 +21,7 @@ import { ALL_INDEXES } from '../src/db/indexes';
 import { connectMongo, ensureIndexes } from '../src/db/mongo';
 import { createTemporal } from '../src/temporal/client';
 import { tripwirePayload } from '../test/support/alerts';
+import type { Hit } from '../test/support/receiver';
 import { pct, pool } from './support/latency';
 import { startWorkerStack } from './support/worker-stack';
 
@@ -90,26 +91,16 @@ async function main(): Promise<void> {
       return { id: canary.canary_id as string, path: new URL(canary.value as string).pathname };
     };
 
-    /**
-     * Resolves when the receiver holds a verified delivery that `matches`. Only the matching one
-     * is verified: the API runs in this process, and checking every delivery on every poll would
-     * take its CPU.
-     */
-    const verified = (matches: (hit: (typeof receiver.hits)[number]) => boolean) =>
-      new Promise<void>((resolve, reject) => {
-        const check = () => {
-          const hit = receiver.hitsOn('/hook').find(matches);
-          if (!hit) return void setTimeout(check, 5);
-          const { ok } = verifyWebhookSignature(SECRET, {
-            rawBody: hit.rawBody,
-            timestamp: hit.headers['x-service-timestamp'] as string,
-            signature: hit.headers['x-service-signature'] as string,
-          });
-          if (ok) resolve();
-          else reject(new Error('a webhook failed verification'));
-        };
-        check();
+    /** The delivery that `matches`, once it has arrived and its signature verifies. */
+    const verified = async (matches: (hit: Hit) => boolean) => {
+      const hit = await receiver.arrival((h) => h.path === '/hook' && matches(h));
+      const { ok } = verifyWebhookSignature(SECRET, {
+        rawBody: hit.rawBody,
+        timestamp: hit.headers['x-service-timestamp'] as string,
+        signature: hit.headers['x-service-signature'] as string,
       });
+      if (!ok) throw new Error('a webhook failed verification');
+    };
     /** A canary's alert: its payload names the canary. */
     const alerted = (canaryId: string) =>
       verified(

@@ -54,6 +54,13 @@ const FOLLOW_UP = ':follow-up';
  */
 const LOCAL_DELIVERY = 'delivery-local';
 
+/**
+ * Threat alerts started before their first payload and its channels were read together (one
+ * local activity, `prepareThreatDelivery`) prepare it first and read the channels after. An
+ * execution with this patch has every patch above.
+ */
+const TARGETS_WITH_PAYLOAD = 'targets-with-payload';
+
 /** The spec's delivery semantics: 10 s per attempt, 3 attempts in all, exponential backoff. */
 const MAX_ATTEMPTS = 3;
 const backoffMs = (attempt: number) => 1_000 * 2 ** (attempt - 1);
@@ -162,8 +169,9 @@ function describeAlert(input: AlertInput, payload: AlertPayloadJson): string {
 export async function alertWorkflow(input: AlertInput): Promise<AlertResult> {
   // The newest patch is asked first: an execution that has it has every older one too, so it
   // records one patch marker (and the one `TemporalChangeVersion` upsert the SDK adds to each)
-  // rather than three or four. Older executions find no `LOCAL_DELIVERY` marker and ask as before.
-  const localDelivery = patched(LOCAL_DELIVERY);
+  // rather than three or four. Older executions find no newer marker and ask as before.
+  const withTargets = patched(TARGETS_WITH_PAYLOAD);
+  const localDelivery = withTargets || patched(LOCAL_DELIVERY);
   const attemptsApart = localDelivery || patched(ATTEMPTS_APART);
   const local = localDelivery || (attemptsApart && patched(LOCAL_BOOKKEEPING));
   const books = local ? localBookkeeping : bookkeeping;
@@ -187,20 +195,33 @@ export async function alertWorkflow(input: AlertInput): Promise<AlertResult> {
   const reported = storm.hits;
   let results: ChannelResult[];
   if (localDelivery) {
-    // Since `LOCAL_DELIVERY` the first alert is sealed in the evidence log beside its delivery,
-    // not before it: the seal is retried until it lands, and the alert ends only once it has.
-    const first = await localBookkeeping.prepareThreatAlert({
-      threatEventId,
-      hits: reported,
-      sealApart: true,
-    });
+    // Since `LOCAL_DELIVERY` the first alert is sealed in the evidence log (and kept on its event)
+    // beside its delivery, not before it: the seal is retried until it lands, and the alert ends
+    // only once it has.
+    let first: AlertPayloadJson;
+    let targets: DeliveryTarget[] | undefined;
+    if (withTargets) {
+      ({ payload: first, targets } = await localBookkeeping.prepareThreatDelivery({
+        accountId: input.accountId,
+        threatEventId,
+        canaryId: input.threat.canaryId,
+        hits: reported,
+        channelIds: input.channelIds,
+      }));
+    } else {
+      first = await localBookkeeping.prepareThreatAlert({
+        threatEventId,
+        hits: reported,
+        sealApart: true,
+      });
+    }
     [, results] = await Promise.all([
       localBookkeeping.sealThreatAlert({
         accountId: input.accountId,
         payload: first,
         hits: Math.max(reported, 1),
       }),
-      deliverAlert(input, first, path),
+      deliverAlert(input, first, path, { targets }),
     ]);
   } else {
     const first = await localBookkeeping.prepareThreatAlert({ threatEventId, hits: reported });
@@ -213,7 +234,7 @@ export async function alertWorkflow(input: AlertInput): Promise<AlertResult> {
       hits: storm.hits,
       newHits: storm.hits - reported,
     });
-    results.push(...(await deliverAlert(input, followUp, path, FOLLOW_UP)));
+    results.push(...(await deliverAlert(input, followUp, path, { suffix: FOLLOW_UP })));
     upsertSearchAttributes([
       { key: searchAttributes.deliveryOutcome, value: alertOutcome(results) },
     ]);
@@ -239,7 +260,8 @@ async function deliverAlert(
     localDelivery: boolean;
     books: typeof bookkeeping;
   },
-  suffix = '',
+  /** `targets`: already read with the payload. */
+  { suffix = '', targets: read }: { suffix?: string; targets?: DeliveryTarget[] } = {},
 ): Promise<ChannelResult[]> {
   const { workflowId, typedSearchAttributes } = workflowInfo();
   if (attemptsApart) {
@@ -252,12 +274,14 @@ async function deliverAlert(
     }
   }
   const data = payload.data as { alertLevel?: string };
-  const targets = attemptsApart
-    ? await books.listDeliveryTargets(input.accountId, input.channelIds, {
-        event: payload.event,
-        level: data.alertLevel ?? null,
-      })
-    : await books.listDeliveryTargets(input.accountId, input.channelIds);
+  const targets =
+    read ??
+    (attemptsApart
+      ? await books.listDeliveryTargets(input.accountId, input.channelIds, {
+          event: payload.event,
+          level: data.alertLevel ?? null,
+        })
+      : await books.listDeliveryTargets(input.accountId, input.channelIds));
   const alert = {
     accountId: input.accountId,
     workflowId,

@@ -32,17 +32,29 @@ export async function startWorkerStack(name: string, extraEnv: Record<string, st
     env: { ...process.env, ...env, NODE_EXTRA_CA_CERTS: ca.NODE_EXTRA_CA_CERTS },
     onLine: (line) => console.error(`worker | ${line}`),
   });
+  let stopping = false;
+  const stopServers = async () => {
+    await receiver.stop();
+    await temporal.stop();
+    await mongo.stop();
+    await rm(dir, { recursive: true, force: true });
+  };
+  // A benchmark waiting for deliveries would otherwise wait for ever on a worker that has died.
+  void worker.exited.then(async (code) => {
+    if (stopping) return;
+    console.error(`the worker exited (code ${code}) before the benchmark ended`);
+    await stopServers();
+    process.exit(1);
+  });
   return {
     env,
     receiver,
     /** The worker bundles its workflows before it polls. */
     ready: () => new Promise((r) => setTimeout(r, 8_000)),
     async stop() {
+      stopping = true;
       await worker.stop();
-      await receiver.stop();
-      await temporal.stop();
-      await mongo.stop();
-      await rm(dir, { recursive: true, force: true });
+      await stopServers();
     },
   };
 }

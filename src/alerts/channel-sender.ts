@@ -48,15 +48,6 @@ export class ChannelSender {
       : undefined;
   }
 
-  /** Why a built-in cannot send for this account, or null when it can. */
-  builtInSkip(channelId: string, telegramChatId: string | null | undefined): string | null {
-    if (channelId === BUILT_IN_CHANNEL_IDS.email) {
-      return this.email ? null : 'not configured (SMTP_URL unset)';
-    }
-    if (!this.telegram) return 'not configured (TELEGRAM_BOT_TOKEN unset)';
-    return telegramChatId ? null : 'not configured (no Telegram chat id in the account settings)';
-  }
-
   async attempt(accountId: string, channelId: string, alert: OutgoingAlert): Promise<Attempt> {
     if (isBuiltInChannel(channelId)) {
       const user = await this.users.findById(accountId);

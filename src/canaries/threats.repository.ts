@@ -115,12 +115,16 @@ export class ThreatsRepository {
   }
 
   /** A new event, marked as waiting for its alert until `alertStarted` clears the mark. */
-  async openEvent(event: ThreatEvent, stormKey: string, closesAt: Date): Promise<void> {
+  async openEvent(event: ThreatEvent): Promise<void> {
     const { id, ...rest } = event;
     await this.events.insertOne({ _id: id, ...rest, alertPendingSince: event.firstHitAt });
+  }
+
+  /** New hits under this storm key join the event until `closesAt`. */
+  async startStorm(stormKey: string, threatEventId: string, closesAt: Date): Promise<void> {
     await this.storms.updateOne(
       { _id: stormKey },
-      { $set: { threatEventId: id, closesAt } },
+      { $set: { threatEventId, closesAt } },
       { upsert: true },
     );
   }

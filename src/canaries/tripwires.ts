@@ -8,7 +8,13 @@ import { signalThreatAlert } from '../alerts/alert-workflows';
 import type { CanariesRepository } from './canaries.repository';
 import { tokenDigest } from './decoys';
 import { HitJournal, type Held, type JournalSettings } from './hit-journal';
-import type { HitSource, HitVia, ThreatHit, ThreatsRepository } from './threats.repository';
+import type {
+  HitSource,
+  HitVia,
+  ThreatEvent,
+  ThreatHit,
+  ThreatsRepository,
+} from './threats.repository';
 
 export const THREAT_HIT_KIND = 'threat.hit';
 const REPLAY_SLICE = 500;
@@ -136,36 +142,46 @@ export class Tripwires {
       },
       requestId: hit.requestId ?? null,
     };
-    const held = await this.journal.append(entry);
+    // The lookup runs while the entry is written, and a canary's hit is recorded as soon as it is
+    // known: the answer waits for the entry, the alert does not.
+    const appending = this.journal.append(entry);
     let canaryId: string | null;
     try {
       canaryId = await this.deps.canaries.canaryIdForDigests(digests);
     } catch (err) {
-      held.settle(false);
+      (await appending).settle(false);
       this.deps.log.warn({ err, hitId: entry.id }, 'tripwire hit journaled, recorded later');
       return null;
     }
-    if (canaryId) this.report(canaryId, entry, held);
-    else held.settle(true);
+    if (canaryId) this.report(canaryId, entry, appending);
+    const held = await appending;
+    if (!canaryId) held.settle(true);
     return canaryId;
   }
 
   /**
-   * Records the hit in the background, from the next turn of the event loop so that the answer
-   * goes out before any recording work; a failure leaves it to the journal's replay.
+   * Records the hit in the background, from the next turn of the event loop; once its journal
+   * entry is written it leaves the journal, or, should recording fail, stays for the replay.
    */
-  private report(canaryId: string, entry: JournalEntry, held: Held): void {
+  private report(canaryId: string, entry: JournalEntry, appending: Promise<Held>): void {
     const task = new Promise((next) => setImmediate(next))
       .then(() => this.submit(canaryId, entry))
       .then(
-        () => held.settle(true),
+        () => true,
         (err: unknown) => {
-          held.settle(false);
           this.deps.log.warn(
             { err, hitId: entry.id },
             'tripwire hit not recorded yet, replayed later',
           );
+          return false;
         },
+      )
+      // An entry that could not be written fails the request itself: nothing to settle.
+      .then((recorded) =>
+        appending.then(
+          (held) => held.settle(recorded),
+          () => undefined,
+        ),
       );
     this.inFlight.add(task);
     void task.finally(() => this.inFlight.delete(task));
@@ -209,7 +225,7 @@ export class Tripwires {
    * by the hits' own time, so a replay joins the event its hits would have joined.
    */
   private async record(stormKey: string, batch: HitReport[]): Promise<void[]> {
-    const { threats, evidence, settings } = this.deps;
+    const { threats, settings } = this.deps;
     const done = batch.map(() => undefined);
     // Three reads at once rather than one after another: they stand between a hit and its alert.
     // The storm is looked up for the batch's first hit; a replay whose first hit is already
@@ -227,71 +243,85 @@ export class Tripwires {
     const opened = !threatEventId;
     if (!threatEventId) {
       threatEventId = newId('thr');
-      await threats.openEvent(
-        {
-          id: threatEventId,
-          accountId: canary.accountId,
-          canaryId: canary.id,
-          canaryKind: canary.kind,
-          platform:
-            canary.platform ??
-            (canary.kind === 'email' || canary.kind === 'dns'
-              ? canary.kind
-              : platformOf(first.source.userAgent)),
-          source: first.source,
-          firstHitAt: first.at,
-          lastHitAt: first.at,
-          hitCount: 0,
-          alert: null,
-        },
-        stormKey,
-        new Date(first.at.getTime() + settings.stormWindowMs),
-      );
-    }
-    // The alert starts (or hears of these hits) now, while the hits are sealed and logged: the
-    // event it reads exists, and the workflow's own start no longer waits on those writes. Should
-    // they fail, the journal replays the batch, which signals it again: a storm's count may then
-    // include it twice, never miss it.
-    const alerting = this.alert(canary, threatEventId, first, hits.length, opened);
-    try {
-      const records = await evidence.appendMany(
-        canary.accountId,
-        hits.map((h) => ({
-          kind: THREAT_HIT_KIND,
-          data: {
-            threat_event_id: threatEventId,
-            canary_id: canary.id,
-            canary_kind: canary.kind,
-            at: h.at.toISOString(),
-            via: h.source.via,
-            ip: h.source.ip,
-            user_agent: h.source.userAgent,
-            mail_server: h.source.mailServer,
-            ...(h.source.resolver && { resolver: h.source.resolver }),
-            request_id: h.requestId,
-          },
-        })),
-      );
-      const logged: ThreatHit[] = hits.map((h, i) => ({
-        id: h.id,
+      await threats.openEvent({
+        id: threatEventId,
         accountId: canary.accountId,
         canaryId: canary.id,
+        canaryKind: canary.kind,
+        platform:
+          canary.platform ??
+          (canary.kind === 'email' || canary.kind === 'dns'
+            ? canary.kind
+            : platformOf(first.source.userAgent)),
+        source: first.source,
+        firstHitAt: first.at,
+        lastHitAt: first.at,
+        hitCount: 0,
+        alert: null,
+      });
+    }
+    // The alert starts (or hears of these hits) as soon as its event exists: the storm that points
+    // later hits at the event, and the hits' sealing and logging, are written meanwhile. The storm
+    // need only be there for this key's next batch, which waits for this one. Should a write fail,
+    // the journal replays the batch, which signals it again: a storm's count may then include it
+    // twice, never miss it.
+    const alerting = this.alert(canary, threatEventId, first, hits.length, opened);
+    const storming =
+      opened &&
+      threats.startStorm(
+        stormKey,
         threatEventId,
-        at: h.at,
-        source: h.source,
-        requestId: h.requestId,
-        evidence: {
-          logId: records[i]!.id,
-          seq: records[i]!.seq,
-          contentHash: records[i]!.contentHash!,
-        },
-      }));
-      await threats.addHits(threatEventId, logged);
-      await this.deps.canaries.countHits(canary.id, hits.length, hits.at(-1)!.at);
+        new Date(first.at.getTime() + settings.stormWindowMs),
+      );
+    try {
+      await Promise.all([storming, this.seal(canary, threatEventId, hits)]);
     } finally {
       await alerting;
     }
     return done;
+  }
+
+  /** The hits sealed in the account's evidence log, then in the hit log and the canary's tally. */
+  private async seal(
+    canary: { id: string; accountId: string; kind: ThreatEvent['canaryKind'] },
+    threatEventId: string,
+    hits: HitReport[],
+  ): Promise<void> {
+    const { threats, evidence, canaries } = this.deps;
+    const records = await evidence.appendMany(
+      canary.accountId,
+      hits.map((h) => ({
+        kind: THREAT_HIT_KIND,
+        data: {
+          threat_event_id: threatEventId,
+          canary_id: canary.id,
+          canary_kind: canary.kind,
+          at: h.at.toISOString(),
+          via: h.source.via,
+          ip: h.source.ip,
+          user_agent: h.source.userAgent,
+          mail_server: h.source.mailServer,
+          ...(h.source.resolver && { resolver: h.source.resolver }),
+          request_id: h.requestId,
+        },
+      })),
+    );
+    const logged: ThreatHit[] = hits.map((h, i) => ({
+      id: h.id,
+      accountId: canary.accountId,
+      canaryId: canary.id,
+      threatEventId,
+      at: h.at,
+      source: h.source,
+      requestId: h.requestId,
+      evidence: {
+        logId: records[i]!.id,
+        seq: records[i]!.seq,
+        contentHash: records[i]!.contentHash!,
+      },
+    }));
+    await threats.addHits(threatEventId, logged);
+    await canaries.countHits(canary.id, hits.length, hits.at(-1)!.at);
   }
 
   /** Starts or signals the event's alert; a refusal leaves the start to the start reconciler. */

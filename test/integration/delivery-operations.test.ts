@@ -184,6 +184,48 @@ describe('routing', () => {
     expect(receiver.hitsOn('/route-critical')).toHaveLength(2);
   });
 
+  it('when a canary fires, then its alert, read with its channels, reaches those that subscribe to its level and kind, and its event keeps the payload sent', async () => {
+    const who = await signUpAndLogIn(t.app);
+    const everything = await channel(who, { url: receiver.url('/fired-all') });
+    const critical = await channel(who, {
+      url: receiver.url('/fired-critical'),
+      minLevel: 'CRITICAL',
+    });
+    const testsOnly = await channel(who, {
+      url: receiver.url('/fired-tests'),
+      events: ['canary.test_alert'],
+    });
+    const planted = await request(t.app)
+      .post('/api/canaries')
+      .set(as(who))
+      .send({ kind: 'url', memo: 'routing' })
+      .expect(201);
+    await request(t.app)
+      .get(new URL((planted.body as { value: string }).value).pathname)
+      .set('user-agent', 'curl/8')
+      .expect(200);
+    await t.tripwires.flush();
+    const event = await t.mongo.db
+      .collection<{ _id: string; alert: { data: { alertLevel: string } } | null }>('threat_events')
+      .findOne({ canaryId: planted.body.canary_id as string });
+    const { results } = (await finished(`alert-${event!._id}`)) as {
+      results: { channelId: string; outcome: string }[];
+    };
+
+    const [sent] = receiver.hitsOn('/fired-all');
+    const payload = JSON.parse(sent!.rawBody.toString()) as { data: { alertLevel: string } };
+    const reached = results.filter((r) => r.outcome === 'delivered').map((r) => r.channelId);
+    const isCritical = payload.data.alertLevel === 'CRITICAL';
+    expect(reached.sort()).toEqual((isCritical ? [everything, critical] : [everything]).sort());
+    expect(reached).not.toContain(testsOnly);
+    expect(receiver.hitsOn('/fired-critical')).toHaveLength(isCritical ? 1 : 0);
+    expect(receiver.hitsOn('/fired-tests')).toHaveLength(0);
+    const kept = await t.mongo.db
+      .collection<{ _id: string; alert: unknown }>('threat_events')
+      .findOne({ _id: event!._id });
+    expect(kept!.alert).toEqual(payload);
+  });
+
   it('when routing is set to something unknown, then 422 names the field and nothing changes', async () => {
     const who = await signUpAndLogIn(t.app);
     const id = await channel(who, { url: receiver.url('/route-bad') });

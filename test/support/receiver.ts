@@ -18,6 +18,8 @@ export interface Hit {
  */
 export class Receiver {
   readonly hits: Hit[] = [];
+  /** Waiting for a hit that matches: told of each hit as it arrives. */
+  private readonly watchers = new Set<(hit: Hit) => void>();
   /** When set, every path answers this status: a receiver that has broken. */
   private brokenWith: number | null = null;
   private constructor(private readonly server: Server) {}
@@ -33,12 +35,9 @@ export class Receiver {
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const path = req.url ?? '/';
-        receiver.hits.push({
-          path,
-          headers: req.headers,
-          rawBody: Buffer.concat(chunks),
-          at: Date.now(),
-        });
+        const hit = { path, headers: req.headers, rawBody: Buffer.concat(chunks), at: Date.now() };
+        receiver.hits.push(hit);
+        for (const watch of receiver.watchers) watch(hit);
         if (path === '/hang') return;
         if (path === '/endless') {
           res.writeHead(200, { 'Content-Type': 'text/plain' });
@@ -73,6 +72,23 @@ export class Receiver {
 
   hitsOn(path: string): Hit[] {
     return this.hits.filter((h) => h.path === path);
+  }
+
+  /**
+   * The first hit that `matches`, already here or as it arrives: each hit is looked at once, so
+   * many waiters cost the process (a benchmark's API may share it) next to nothing.
+   */
+  arrival(matches: (hit: Hit) => boolean): Promise<Hit> {
+    const here = this.hits.find(matches);
+    if (here) return Promise.resolve(here);
+    return new Promise((resolve) => {
+      const watch = (hit: Hit) => {
+        if (!matches(hit)) return;
+        this.watchers.delete(watch);
+        resolve(hit);
+      };
+      this.watchers.add(watch);
+    });
   }
 
   /** The hits on `path` once there are `count` of them, or whatever came within the time. */

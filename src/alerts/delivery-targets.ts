@@ -1,0 +1,65 @@
+import type { Db } from 'mongodb';
+import { UsersRepository } from '../accounts/users.repository';
+import type { DeliveryTarget } from '../../workflows/shared';
+import { BUILT_IN_CHANNEL_IDS, type BuiltInSettings } from './built-in-channels';
+import { ChannelsRepository } from './channels.repository';
+import { subscribes, type RoutedAlert } from './routing';
+
+/**
+ * The channels that receive an alert: the chosen ones (a test, a resend) whatever they subscribe
+ * to; otherwise the account's channels that subscribe to it, and the built-ins. Read first, routed
+ * after, so a threat alert can read them while its payload (and so its level) is being prepared.
+ */
+export class DeliveryTargets {
+  private readonly channels: ChannelsRepository;
+  private readonly users: UsersRepository;
+
+  constructor(
+    db: Db,
+    private readonly builtIns: BuiltInSettings,
+  ) {
+    this.channels = new ChannelsRepository(db);
+    this.users = new UsersRepository(db);
+  }
+
+  /** Reads the account's channels (and the account, for the built-in chat) at once. */
+  async read(
+    accountId: string,
+    channelIds?: string[],
+  ): Promise<(alert?: RoutedAlert) => DeliveryTarget[]> {
+    const [all, user] = await Promise.all([
+      this.channels.list(accountId),
+      channelIds ? undefined : this.users.findById(accountId),
+    ]);
+    return (alert) => {
+      const chosen = channelIds
+        ? all.filter((c) => channelIds.includes(c.id))
+        : all.filter((c) => !alert || subscribes(c, alert));
+      const targets: DeliveryTarget[] = chosen.map((c) => ({
+        channelId: c.id,
+        kind: c.kind,
+        name: c.name,
+        ...(c.disabled && { skip: 'channel disabled' }),
+      }));
+      if (channelIds) return targets;
+      const builtIn = (channelId: string, kind: string, name: string): DeliveryTarget => {
+        const skip = this.builtInSkip(channelId, user?.telegramChatId);
+        return { channelId, kind, name, ...(skip && { skip }) };
+      };
+      return [
+        ...targets,
+        builtIn(BUILT_IN_CHANNEL_IDS.email, 'email', 'account email'),
+        builtIn(BUILT_IN_CHANNEL_IDS.chat, 'chat', 'Telegram chat'),
+      ];
+    };
+  }
+
+  /** Why a built-in cannot send for this account, or null when it can. */
+  private builtInSkip(channelId: string, telegramChatId: string | null | undefined): string | null {
+    if (channelId === BUILT_IN_CHANNEL_IDS.email) {
+      return this.builtIns.smtpUrl ? null : 'not configured (SMTP_URL unset)';
+    }
+    if (!this.builtIns.telegramBotToken) return 'not configured (TELEGRAM_BOT_TOKEN unset)';
+    return telegramChatId ? null : 'not configured (no Telegram chat id in the account settings)';
+  }
+}
