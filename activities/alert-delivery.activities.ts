@@ -129,8 +129,8 @@ export function alertDeliveryActivities({
     const resend = payload && { payload, resendOf: alert.resendOf ?? null };
     // The delivery records, the channels' state and the sealed outcomes are independent writes
     // (each idempotent, so a retried activity repeats them safely): they go at once. A skip stays
-    // in the delivery record; deliveries, successful or not, go further. The evidence appends of
-    // one account share a group commit.
+    // in the delivery record; deliveries, successful or not, go further: one write for every
+    // channel's state, and one sealed append for every outcome.
     const sent = results.filter((result) => result.outcome !== 'skipped');
     await Promise.all([
       deliveries.recordOutcomes(
@@ -145,19 +145,21 @@ export function alertDeliveryActivities({
         now,
         resend,
       ),
-      ...sent
-        .filter((result) => !isBuiltInChannel(result.channelId))
-        .map((result) =>
-          channels.recordOutcome(
-            result.channelId,
-            now,
-            result.outcome === 'failed'
-              ? { message: result.error ?? 'failed', status: result.status ?? null, at: now }
-              : null,
-          ),
-        ),
-      ...sent.map((result) =>
-        evidence.append(accountId, {
+      channels.recordOutcomes(
+        sent
+          .filter((result) => !isBuiltInChannel(result.channelId))
+          .map((result) => ({
+            channelId: result.channelId,
+            error:
+              result.outcome === 'failed'
+                ? { message: result.error ?? 'failed', status: result.status ?? null, at: now }
+                : null,
+          })),
+        now,
+      ),
+      evidence.appendMany(
+        accountId,
+        sent.map((result) => ({
           // Fixed per delivery, so a retried activity seals the outcome once.
           logId: `evd_${createHash('sha256').update(result.deliveryId).digest('base64url').slice(0, 16)}`,
           kind: DELIVERY_OUTCOME_KIND,
@@ -172,7 +174,7 @@ export function alertDeliveryActivities({
             status: result.status ?? null,
             error: result.error ?? null,
           } satisfies z.output<typeof deliveryOutcomeData>,
-        }),
+        })),
       ),
     ]);
     for (const result of results) {

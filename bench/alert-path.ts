@@ -35,8 +35,11 @@ const { values } = parseArgs({
 });
 const ROUNDS = Number(values.rounds);
 const LEVELS = values.levels.split(',').map(Number);
-/** Enough workflows per round that a level's steady state dominates its ramp-up. */
-const countAt = (concurrency: number) => Math.max(20, concurrency * 2);
+/**
+ * Enough workflows per round that a level's steady state dominates its ramp-up and a second's
+ * hiccup of the shared machine: ten waves (at least 50 workflows), several seconds a sample.
+ */
+const countAt = (concurrency: number) => Math.max(50, concurrency * 10);
 
 interface Sample {
   perSecond: number;

@@ -124,13 +124,23 @@ export class ChannelsRepository {
   }
 
   /**
-   * After a delivery: success clears `lastError`, failure sets it. Unscoped: the worker records
-   * it on no caller's behalf, and the delivery already checked the channel's account.
+   * After an alert's deliveries, in one write: success clears a channel's `lastError`, failure
+   * sets it. Unscoped: the worker records it on no caller's behalf, and the delivery already
+   * checked the channel's account.
    */
-  async recordOutcome(channelId: string, at: Date, error: ChannelError | null) {
-    await this.channels.updateOne(
-      { _id: channelId },
-      { $set: error ? { lastError: error } : { lastError: null, lastDeliveryAt: at } },
+  async recordOutcomes(
+    outcomes: { channelId: string; error: ChannelError | null }[],
+    at: Date,
+  ): Promise<void> {
+    if (!outcomes.length) return;
+    await this.channels.bulkWrite(
+      outcomes.map(({ channelId, error }) => ({
+        updateOne: {
+          filter: { _id: channelId },
+          update: { $set: error ? { lastError: error } : { lastError: null, lastDeliveryAt: at } },
+        },
+      })),
+      { ordered: false },
     );
   }
 }

@@ -77,6 +77,7 @@ export class EvidenceStore {
 
   /** Appends in order; the records come back sealed, with their sequence numbers. */
   async appendMany(accountId: string, inputs: readonly EvidenceInput[]): Promise<EvidenceRecord[]> {
+    if (!inputs.length) return [];
     // Converted here, so an input that is not JSON fails alone rather than its whole batch.
     const pending = inputs.map((input) => ({
       logId: input.logId ?? newId('evd'),
@@ -119,10 +120,14 @@ export class EvidenceStore {
         head = await this.actualHead(accountId);
       }
     }
-    await this.log.append(
-      written.map((r) => ({ logId: r.id, accountId, seq: r.seq, contentHash: r.contentHash! })),
-    );
-    await this.index(accountId, written);
+    // The leaves and the hash lookup entries at once; the head moves only once both are in.
+    await Promise.all([
+      this.log.append(
+        written.map((r) => ({ logId: r.id, accountId, seq: r.seq, contentHash: r.contentHash! })),
+      ),
+      this.indexHashes(written),
+    ]);
+    await this.moveHead(accountId, written);
     for (const record of written) evidenceWrites.inc({ kind: record.kind });
     return written;
   }
@@ -140,10 +145,9 @@ export class EvidenceStore {
       : EMPTY_CHAIN;
   }
 
-  /** After the records: the hash lookup entries and the chain head, both idempotent. */
-  private async index(accountId: string, written: EvidenceRecord[]): Promise<void> {
-    const last = written.at(-1);
-    if (!last) return;
+  /** After the records: the hash lookup entries (idempotent). */
+  private async indexHashes(written: EvidenceRecord[]): Promise<void> {
+    if (!written.length) return;
     try {
       await this.hashes.insertMany(
         written.map((r) => ({ _id: r.contentHash!, logId: r.id })),
@@ -152,6 +156,12 @@ export class EvidenceStore {
     } catch (err) {
       if (!isDuplicateKeyError(err)) throw err;
     }
+  }
+
+  /** Last: the chain head, never moved back (idempotent). */
+  private async moveHead(accountId: string, written: EvidenceRecord[]): Promise<void> {
+    const last = written.at(-1);
+    if (!last) return;
     const head = { seq: last.seq, hash: last.contentHash!, logId: last.id };
     const moved = await this.heads.updateOne(
       { _id: accountId, seq: { $lt: last.seq } },
