@@ -22,14 +22,18 @@ export class DeliveryTargets {
     this.users = new UsersRepository(db);
   }
 
-  /** Reads the account's channels (and the account, for the built-in chat) at once. */
+  /**
+   * Reads the account's channels and, when the built-in chat is configured, the account (for its
+   * chat id) at once.
+   */
   async read(
     accountId: string,
     channelIds?: string[],
   ): Promise<(alert?: RoutedAlert) => DeliveryTarget[]> {
+    const chat = !channelIds && this.builtIns.telegramBotToken;
     const [all, user] = await Promise.all([
       this.channels.list(accountId),
-      channelIds ? undefined : this.users.findById(accountId),
+      chat ? this.users.findById(accountId) : undefined,
     ]);
     return (alert) => {
       const chosen = channelIds
