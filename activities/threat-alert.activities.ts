@@ -143,12 +143,12 @@ export function threatAlertActivities({ db, evidence, enricher, targets }: Threa
     /**
      * Builds the v1 payload of a threat event's first alert (enrichment failures leave fields
      * empty, never stop the alert). The payload is kept on the event and sealed in the account's
-     * evidence log, once per event.
+     * evidence log, once per event (here, or by `sealThreatAlert`).
      */
     async prepareThreatAlert(input: {
       threatEventId: string;
       hits: number;
-      /** The workflow seals it with `sealThreatAlert`, beside its delivery (absent in older histories). */
+      /** The workflow seals it, and keeps it, with `sealThreatAlert` beside its delivery (absent in older histories). */
       sealApart?: boolean;
     }): Promise<AlertPayloadJson> {
       const { payload, event, hits } = await prepare(input.threatEventId, input.hits);
