@@ -21,7 +21,7 @@ export const httpRequestDuration = new Histogram({
 
 export const meterRefusals = new Counter({
   name: 'meter_refusals_total',
-  help: 'Metered requests refused, by action and error (burst, plan limit, daily meter unavailable)',
+  help: 'Metered requests refused, by action and error (burst, plan limit, daily allowance unavailable)',
   labelNames: ['action', 'error'] as const,
   registers: [registry],
 });

@@ -29,10 +29,11 @@ const limits = Object.fromEntries(
   PLAN_IDS.map((plan) => [plan, { shield_inspections: unbounded, canary_plants: unbounded }]),
 ) as PlanLimits;
 
+const nothing = { minute: 0, day: 0, month: 0 };
 const countsNothing: CounterStore = {
-  tryIncrement: () => Promise.resolve(1),
-  decrement: () => Promise.resolve(),
-  read: () => Promise.resolve(0),
+  take: () => Promise.resolve({ admitted: true, counts: nothing }),
+  giveBack: () => Promise.resolve(),
+  read: (windows) => Promise.resolve(windows.map(() => nothing)),
 };
 
 async function main(): Promise<void> {

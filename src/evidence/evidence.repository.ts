@@ -35,19 +35,16 @@ export interface ChainHeadDoc {
   logId: string;
 }
 
-/** Content hash → log id, so the public check is a lookup by `_id` on any server. */
-export interface HashIndexDoc {
-  _id: string;
-  logId: string;
-}
-
 export const evidenceIndexes: CollectionIndexes = {
   collection: 'evidence',
-  indexes: [{ key: { accountId: 1, seq: 1 }, name: 'account_seq_unique', unique: true }],
+  indexes: [
+    { key: { accountId: 1, seq: 1 }, name: 'account_seq_unique', unique: true },
+    // The public hash check's lookup.
+    { key: { contentHash: 1 }, name: 'content_hash' },
+  ],
 };
 
 export const chainHeadsIndexes: CollectionIndexes = { collection: 'evidence_heads', indexes: [] };
-export const hashIndexIndexes: CollectionIndexes = { collection: 'evidence_hashes', indexes: [] };
 
 export function toRecord({ _id, ...rest }: EvidenceDoc): EvidenceRecord {
   return { id: _id, ...rest };
@@ -63,12 +60,10 @@ export function toRecord({ _id, ...rest }: EvidenceDoc): EvidenceRecord {
 export class EvidenceRepository {
   private readonly records: Collection<EvidenceDoc>;
   private readonly heads: Collection<ChainHeadDoc>;
-  private readonly hashes: Collection<HashIndexDoc>;
 
   constructor(db: Db) {
     this.records = db.collection<EvidenceDoc>(evidenceIndexes.collection);
     this.heads = db.collection<ChainHeadDoc>(chainHeadsIndexes.collection);
-    this.hashes = db.collection<HashIndexDoc>(hashIndexIndexes.collection);
   }
 
   /**
@@ -86,8 +81,8 @@ export class EvidenceRepository {
    * account; its answer carries no content, owner or id (EvidenceService.publicCheck).
    */
   async findByHash(contentHash: string): Promise<EvidenceRecord | null> {
-    const entry = await this.hashes.findOne({ _id: contentHash });
-    return entry && this.byLogId(entry.logId);
+    const doc = await this.records.findOne({ contentHash });
+    return doc && toRecord(doc);
   }
 
   async chainHead(accountId: string): Promise<ChainHeadDoc | null> {
@@ -105,11 +100,9 @@ export class EvidenceRepository {
     return this.records.countDocuments({ accountId, seq: { $lte: seq } });
   }
 
-  /** Forced removal (see above): the records and their public hash entries. */
+  /** Forced removal (see above). */
   async removeForcibly(accountId: string, logIds: string[]): Promise<number> {
-    const docs = await this.records.find({ _id: { $in: logIds }, accountId }).toArray();
-    await this.hashes.deleteMany({ _id: { $in: docs.map((d) => d.contentHash!) } });
-    return (await this.records.deleteMany({ _id: { $in: docs.map((d) => d._id) } })).deletedCount;
+    return (await this.records.deleteMany({ _id: { $in: logIds }, accountId })).deletedCount;
   }
 
   private async byLogId(logId: string): Promise<EvidenceRecord | null> {

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { MongoBulkWriteError, type Collection, type Db } from 'mongodb';
 import type { Clock } from '../clock';
 import { isDuplicateKeyError } from '../db/mongo';
@@ -7,12 +8,10 @@ import { evidenceWrites } from '../metrics';
 import {
   chainHeadsIndexes,
   evidenceIndexes,
-  hashIndexIndexes,
   toRecord,
   type ChainHeadDoc,
   type EvidenceDoc,
   type EvidenceRecord,
-  type HashIndexDoc,
 } from './evidence.repository';
 import { LeafLog } from './log/log-leaves';
 import { contentHash, SEAL_ALGORITHM, toJsonObject, type JsonObject } from './seal';
@@ -45,8 +44,9 @@ const EMPTY_CHAIN: Head = { seq: 0, hash: null, logId: null };
  * (account, sequence) is the arbiter between writers on different replicas, so no sequence number
  * is ever taken twice or skipped; within this process, appends for one account are group-committed:
  * those that arrive while a write runs go together in the next one (one insertMany). The chain
- * head (`evidence_heads`, by `_id`) says where to continue; when it lags (another replica, or a
- * crash before it moved) the insert collides and the true head is read instead.
+ * head (`evidence_heads`, by `_id`) says where to continue, and this process remembers the heads
+ * it moved; when either lags (another replica appended, or a crash came before the head moved)
+ * the insert collides and the true head is read instead.
  *
  * Every sealed record also becomes a leaf of the deployment-wide Merkle log (log-leaves.ts) before
  * the chain head moves past it, so a cut at the head finds every record before it in the log.
@@ -54,7 +54,8 @@ const EMPTY_CHAIN: Head = { seq: 0, hash: null, logId: null };
 export class EvidenceStore {
   private readonly records: Collection<EvidenceDoc>;
   private readonly heads: Collection<ChainHeadDoc>;
-  private readonly hashes: Collection<HashIndexDoc>;
+  /** The head each account's chain reached in this process's last write for it. */
+  private readonly lastHeads = new LRUCache<string, Head>({ max: 10_000 });
   private readonly batches = new KeyedBatches<Pending[], EvidenceRecord[]>((accountId, groups) =>
     this.writeGroups(accountId, groups),
   );
@@ -67,7 +68,6 @@ export class EvidenceStore {
   ) {
     this.records = db.collection<EvidenceDoc>(evidenceIndexes.collection);
     this.heads = db.collection<ChainHeadDoc>(chainHeadsIndexes.collection);
-    this.hashes = db.collection<HashIndexDoc>(hashIndexIndexes.collection);
   }
 
   async append(accountId: string, input: EvidenceInput): Promise<EvidenceRecord> {
@@ -97,7 +97,7 @@ export class EvidenceStore {
     const sealedAt = this.clock();
     let pending = inputs;
     const written: EvidenceRecord[] = [];
-    let head = await this.recordedHead(accountId);
+    let head = this.lastHeads.get(accountId) ?? (await this.recordedHead(accountId));
     for (let attempt = 1; pending.length; attempt++) {
       const docs = chain(accountId, head, pending, sealedAt);
       try {
@@ -120,13 +120,10 @@ export class EvidenceStore {
         head = await this.actualHead(accountId);
       }
     }
-    // The leaves and the hash lookup entries at once; the head moves only once both are in.
-    await Promise.all([
-      this.log.append(
-        written.map((r) => ({ logId: r.id, accountId, seq: r.seq, contentHash: r.contentHash! })),
-      ),
-      this.indexHashes(written),
-    ]);
+    // The head moves only once the leaves are in.
+    await this.log.append(
+      written.map((r) => ({ logId: r.id, accountId, seq: r.seq, contentHash: r.contentHash! })),
+    );
     await this.moveHead(accountId, written);
     for (const record of written) evidenceWrites.inc({ kind: record.kind });
     return written;
@@ -145,24 +142,12 @@ export class EvidenceStore {
       : EMPTY_CHAIN;
   }
 
-  /** After the records: the hash lookup entries (idempotent). */
-  private async indexHashes(written: EvidenceRecord[]): Promise<void> {
-    if (!written.length) return;
-    try {
-      await this.hashes.insertMany(
-        written.map((r) => ({ _id: r.contentHash!, logId: r.id })),
-        { ordered: false },
-      );
-    } catch (err) {
-      if (!isDuplicateKeyError(err)) throw err;
-    }
-  }
-
   /** Last: the chain head, never moved back (idempotent). */
   private async moveHead(accountId: string, written: EvidenceRecord[]): Promise<void> {
     const last = written.at(-1);
     if (!last) return;
     const head = { seq: last.seq, hash: last.contentHash!, logId: last.id };
+    this.lastHeads.set(accountId, head);
     const moved = await this.heads.updateOne(
       { _id: accountId, seq: { $lt: last.seq } },
       { $set: head },

@@ -1,11 +1,10 @@
-import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import type { Clock } from '../clock';
 import { DomainError } from '../errors';
 import { meterRefusals } from '../metrics';
 import type { Logger } from '../logger';
 import { PLAN_DISPLAY_NAMES, UPGRADE_URL, type PlanId } from '../plans';
-import type { CounterStore } from './counters.repository';
+import type { CounterStore, WindowCounts, WindowKeys } from './counters.repository';
 import type { ActionLimits, MeteredAction, PlanLimits } from './plan-limits';
 import { dayWindow, minuteWindow, monthWindow, utcDate, type Window } from './windows';
 
@@ -40,122 +39,81 @@ interface MeterDeps {
   log: Logger;
 }
 
-const counterId = (accountId: string, action: MeteredAction, horizon: string, window: Window) =>
-  `${accountId}:${action}:${horizon}:${window.key}`;
+/** The windows `now` falls in, for one account's action. */
+function windowsOf(accountId: string, action: MeteredAction, now: Date): WindowKeys {
+  return {
+    counter: `${accountId}:${action}`,
+    month: monthWindow(now).key,
+    day: dayWindow(now).key,
+    minute: minuteWindow(now).key,
+  };
+}
 
 /**
- * How far below its limit a window's last known count must be for it to be asked together with
- * the burst: the larger of a tenth of the limit and 100 places, more than the requests in flight
- * on all replicas can take before the count is seen again.
- */
-const roomToAskAtOnce = (limit: number) => Math.max(limit / 10, 100);
-
-/**
- * Three horizons bound each metered action, checked in this order: the per-minute burst (429),
- * the monthly quota (402), the daily allowance (402). A refused request spends nothing: what the
- * earlier checks took is given back. When the counter store fails, burst and monthly checks let
- * the request through (logged); the daily allowance fails closed (503).
+ * Three windows bound each metered action: the per-minute burst (429), the monthly quota (402)
+ * and the daily allowance (402). One atomic update takes a place in all three or in none, so a
+ * refused request spends nothing; it is refused by the first full window in that order. When the
+ * counter store fails, nothing can be counted and the daily allowance fails closed (503); the
+ * burst and monthly windows, which alone would let the request through, are in the same document.
  */
 export class Meter {
-  /** The count each counter last answered with (the window's key is in the id). */
-  private readonly lastCounts = new LRUCache<string, number>({ max: 10_000 });
-
   constructor(private readonly deps: MeterDeps) {}
-
-  /** Known to be far enough from its limit that no request in flight could be refused by it. */
-  private roomy(id: string, limit: number): boolean {
-    const last = this.lastCounts.get(id);
-    return last !== undefined && last <= limit - roomToAskAtOnce(limit);
-  }
 
   async consume(accountId: string, plan: PlanId, action: MeteredAction): Promise<MeterGrant> {
     const { counters, clock, log } = this.deps;
     const limits = this.deps.limits[plan][action];
     const now = clock();
-    const [minute, month, day] = [minuteWindow(now), monthWindow(now), dayWindow(now)];
-    const ids = {
-      burst: counterId(accountId, action, 'minute', minute),
-      month: counterId(accountId, action, 'month', month),
-      day: counterId(accountId, action, 'day', day),
-    };
-    const spent: string[] = [];
-    const refund = async () => {
-      await Promise.all(spent.map((id) => counters.decrement(id))).catch((err: unknown) =>
-        log.error({ err, spent }, 'meter refund failed'),
-      );
-    };
-    /** The new count, null when the window is full, or 'failed' when the store failed. */
-    const ask = async (id: string, limit: number) => {
-      try {
-        const count = await counters.tryIncrement(id, limit);
-        if (count !== null) spent.push(id);
-        this.lastCounts.set(id, count ?? limit);
-        return count;
-      } catch (err) {
-        log.warn({ err }, 'meter store failed');
-        return 'failed' as const;
-      }
-    };
-    const refuse = async (error: DomainError): Promise<never> => {
+    const windows = windowsOf(accountId, action, now);
+    const refuse = (error: DomainError): never => {
       meterRefusals.inc({ action, error: error.message });
-      await refund();
       throw error;
     };
 
-    // Burst and monthly meters that fail let the request through; the daily allowance fails closed.
-    const retryAfter = Math.max(1, Math.ceil((minute.resetsAt.getTime() - now.getTime()) / 1000));
-    // One window at a time, in the spec's order: a request refused by one window never holds a
-    // place in the next. Asked at once near their limits, each window could admit a different set
-    // of parallel requests (on several replicas), and after the refunds far fewer than the limit
-    // would pass. Far from their limits the month and day cannot refuse anyone in flight, so they
-    // are asked with the burst (two round trips fewer) and a burst refusal gives their places back.
-    const atOnce = this.roomy(ids.month, limits.perMonth) && this.roomy(ids.day, limits.perDay);
-    const monthAsked = atOnce ? ask(ids.month, limits.perMonth) : undefined;
-    const dayAsked = atOnce ? ask(ids.day, limits.perDay) : undefined;
-    const burstCount = await ask(ids.burst, limits.burstPerMinute);
-    if (burstCount === null) {
-      await Promise.all([monthAsked, dayAsked]); // what they took is refunded with the refusal
-      await refuse(
-        new DomainError(
-          'rate_limited',
-          {
-            error: 'burst_limit_exceeded',
-            message: `At most ${limits.burstPerMinute} ${action} a minute on the ${PLAN_DISPLAY_NAMES[plan]} plan`,
-            limit: limits.burstPerMinute,
-            retry_after_seconds: retryAfter,
-          },
-          retryAfter,
-        ),
-      );
-    }
-    const monthCount = await (monthAsked ?? ask(ids.month, limits.perMonth));
-    if (monthCount === null) {
-      const used = await counters.read(ids.month).catch(() => limits.perMonth);
-      await dayAsked;
-      await refuse(
-        this.limitReached(plan, `${action}_per_month`, limits.perMonth, month, { used }),
-      );
-    }
-    const dayCount = await (dayAsked ?? ask(ids.day, limits.perDay));
-    if (dayCount === 'failed') {
-      await refuse(
+    const admission = await counters.take(windows, limits).catch((err: unknown) => {
+      log.warn({ err }, 'meter store failed');
+      return refuse(
         new DomainError('unavailable', {
           error: 'daily_quota_unavailable',
           message: 'The daily allowance cannot be checked right now: retry shortly',
         }),
       );
+    });
+    const { counts } = admission;
+    const minute = minuteWindow(now);
+    const retryAfter = Math.max(1, Math.ceil((minute.resetsAt.getTime() - now.getTime()) / 1000));
+    if (!admission.admitted) {
+      const full = fullestWindow(counts, limits);
+      if (full === 'minute') {
+        refuse(
+          new DomainError(
+            'rate_limited',
+            {
+              error: 'burst_limit_exceeded',
+              message: `At most ${limits.burstPerMinute} ${action} a minute on the ${PLAN_DISPLAY_NAMES[plan]} plan`,
+              limit: limits.burstPerMinute,
+              retry_after_seconds: retryAfter,
+            },
+            retryAfter,
+          ),
+        );
+      }
+      refuse(
+        full === 'month'
+          ? this.limitReached(plan, `${action}_per_month`, limits.perMonth, monthWindow(now), {
+              used: counts.month,
+            })
+          : this.limitReached(plan, `${action}_per_day`, limits.perDay, dayWindow(now), {}),
+      );
     }
-    if (dayCount === null) {
-      await refuse(this.limitReached(plan, `${action}_per_day`, limits.perDay, day, {}));
-    }
-    const remaining =
-      typeof burstCount === 'number' ? limits.burstPerMinute - burstCount : limits.burstPerMinute;
 
     return {
-      refund,
+      refund: () =>
+        counters
+          .giveBack(windows)
+          .catch((err: unknown) => log.error({ err, windows }, 'meter refund failed')),
       burst: {
         limit: limits.burstPerMinute,
-        remaining: Math.max(0, remaining),
+        remaining: Math.max(0, limits.burstPerMinute - counts.minute),
         resetSeconds: retryAfter,
       },
     };
@@ -178,23 +136,35 @@ export class Meter {
   /** Per action and horizon: used, limit and when the window resets. */
   async usage(accountId: string, plan: PlanId): Promise<UsageRow[]> {
     const now = this.deps.clock();
-    const rows: Promise<UsageRow>[] = [];
+    const [month, day] = [monthWindow(now), dayWindow(now)];
     const actions = Object.entries(this.deps.limits[plan]) as [MeteredAction, ActionLimits][];
-    for (const [action, limits] of actions) {
-      for (const [horizon, window, limit] of [
-        ['month', monthWindow(now), limits.perMonth],
-        ['day', dayWindow(now), limits.perDay],
-      ] as const) {
-        rows.push(
-          this.deps.counters.read(counterId(accountId, action, horizon, window)).then((used) => ({
-            metric: `${action}_per_${horizon}`,
-            used,
-            limit,
-            resets_at: utcDate(window.resetsAt),
-          })),
-        );
-      }
-    }
-    return Promise.all(rows);
+    const counts = await this.deps.counters.read(
+      actions.map(([action]) => windowsOf(accountId, action, now)),
+    );
+    return actions.flatMap(([action, limits], i) => [
+      {
+        metric: `${action}_per_month`,
+        used: counts[i]!.month,
+        limit: limits.perMonth,
+        resets_at: utcDate(month.resetsAt),
+      },
+      {
+        metric: `${action}_per_day`,
+        used: counts[i]!.day,
+        limit: limits.perDay,
+        resets_at: utcDate(day.resetsAt),
+      },
+    ]);
   }
+}
+
+/** The window that refused: the first full one in the spec's order (the tightest in a race). */
+function fullestWindow(counts: WindowCounts, limits: ActionLimits): keyof WindowCounts {
+  const room = {
+    minute: limits.burstPerMinute - counts.minute,
+    month: limits.perMonth - counts.month,
+    day: limits.perDay - counts.day,
+  };
+  const order = ['minute', 'month', 'day'] as const;
+  return order.find((w) => room[w] <= 0) ?? order.reduce((a, b) => (room[b] < room[a] ? b : a));
 }

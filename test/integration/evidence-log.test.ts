@@ -409,7 +409,11 @@ describe('the offline verifier', () => {
       .updateOne({ _id: who.userId as never }, { $set: { hash: prevHash! } });
     await db.collection('evidence_nodes').deleteMany({});
     await db.collection('evidence_checkpoints').deleteMany({});
-    await seal(who, 1);
+    // and restarts the service: a running writer would still chain to the head it last wrote.
+    await new EvidenceStore(db, () => new Date()).append(who.userId, {
+      kind: 'test.note',
+      data: {},
+    });
 
     const rewritten = await exportJson(who);
     expect(verifyExport(rewritten, keys()).ok).toBe(true); // alone, a re-signed rewrite passes

@@ -1,5 +1,8 @@
 import request from 'supertest';
-import { MongoCounterStore, type CounterStore } from '../../src/metering/counters.repository';
+import { MongoClient, type Collection } from 'mongodb';
+import { connectMongo } from '../../src/db/mongo';
+import { MongoCounterStore } from '../../src/metering/counters.repository';
+import { freePort } from '../../tools/stack';
 import { usageView } from '../../src/metering/usage.routes';
 import { PLAN_LIMITS, type ActionLimits, type PlanLimits } from '../../src/metering/plan-limits';
 import { createKey, signUpAndLogIn } from '../support/accounts';
@@ -157,49 +160,115 @@ describe('burst, daily allowance, concurrency and roll-over', () => {
 });
 
 describe('when the meter store fails', () => {
-  /** The real counters, except those whose id contains `failing`. */
-  function failing(store: CounterStore, failingPart: string): CounterStore {
-    return {
-      tryIncrement: (id, limit) =>
-        id.includes(failingPart)
-          ? Promise.reject(new Error('meter store down'))
-          : store.tryIncrement(id, limit),
-      decrement: (id) => store.decrement(id),
-      read: (id) => store.read(id),
-    };
-  }
-
-  it.each([':minute:', ':month:'])(
-    'when the %s meter cannot count, then the request goes through',
-    async (part) => {
-      const probe = await createTestApp();
-      const t = await createTestApp({
-        config: probe.config,
-        counters: failing(new MongoCounterStore(probe.mongo.db), part),
-      });
-      try {
-        const c = await customer(t);
-        expect((await c.inspect()).status).toBe(200);
-      } finally {
-        await t.close();
-        await probe.disconnect();
-      }
-    },
-  );
-
-  it('when the daily meter cannot count, then 503 daily_quota_unavailable and nothing spent', async () => {
+  it('when the counters cannot be reached, then 503 daily_quota_unavailable and nothing spent', async () => {
     const probe = await createTestApp();
-    const counters = new MongoCounterStore(probe.mongo.db);
-    const t = await createTestApp({ config: probe.config, counters: failing(counters, ':day:') });
+    // A database address where nothing listens: every count fails as with the database gone.
+    const gone = new MongoClient(`mongodb://127.0.0.1:${await freePort()}/`, {
+      serverSelectionTimeoutMS: 300,
+    });
+    const t = await createTestApp({
+      config: probe.config,
+      counters: new MongoCounterStore(gone.db(probe.config.MONGODB_DB)),
+    });
     try {
       const c = await customer(t);
       const res = await c.inspect();
       expect(res.status).toBe(503);
       expect(res.body.detail).toMatchObject({ error: 'daily_quota_unavailable' });
-      expect(await c.used('shield_inspections_per_month')).toBe(0);
+      expect(await probe.mongo.db.collection('meter_counters').countDocuments()).toBe(0);
     } finally {
       await t.close();
+      await gone.close();
       await probe.disconnect();
     }
+  });
+});
+
+describe('counter documents', () => {
+  const roomy = { burstPerMinute: 1e6, perDay: 1e6, perMonth: 1e6 };
+  const at = (counter: string, minute = '2026-03-14T09:26') => ({
+    counter,
+    month: '2026-03',
+    day: '2026-03-14',
+    minute,
+  });
+  let t: TestApp;
+  let replica: Awaited<ReturnType<typeof connectMongo>>;
+  let counters: Collection<{ _id: string; count: number }>;
+  beforeAll(async () => {
+    t = await createTestApp();
+    replica = await connectMongo(t.config.MONGODB_URI, t.config.MONGODB_DB);
+    counters = t.mongo.db.collection('meter_counters');
+  });
+  afterAll(async () => {
+    await replica.client.close();
+    await t.close();
+  });
+  const stores = () => [new MongoCounterStore(t.appMongo.db), new MongoCounterStore(replica.db)];
+
+  it('when 50 requests on two replicas race for a burst of 10, then exactly 10 get a place in all three windows', async () => {
+    const [a, b] = stores();
+    const windows = at('usr_race:shield_inspections');
+    const admissions = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        (i % 2 ? a! : b!).take(windows, { ...roomy, burstPerMinute: 10 }),
+      ),
+    );
+
+    expect(admissions.filter((x) => x.admitted)).toHaveLength(10);
+    const refused = admissions.filter((x) => !x.admitted).map((x) => x.counts);
+    expect(refused.every((c) => c.minute === 10)).toBe(true);
+    expect(await a!.read([windows])).toEqual([{ minute: 10, day: 10, month: 10 }]);
+  });
+
+  it('when the minute turns, then the burst starts again while the day and month go on, and a replica behind counts in the newer minute', async () => {
+    const [a, b] = stores();
+    const limits = { ...roomy, burstPerMinute: 2 };
+    const first = at('usr_minutes:shield_inspections', '2026-03-14T09:26');
+    const next = at('usr_minutes:shield_inspections', '2026-03-14T09:27');
+    await a!.take(first, limits);
+    await a!.take(first, limits);
+    expect((await a!.take(first, limits)).admitted).toBe(false);
+
+    expect(await a!.take(next, limits)).toEqual({
+      admitted: true,
+      counts: { minute: 1, day: 3, month: 3 },
+    });
+    // Its clock still says 09:26: it must not start that minute again with room for two more.
+    expect(await b!.take(first, limits)).toEqual({
+      admitted: true,
+      counts: { minute: 2, day: 4, month: 4 },
+    });
+    expect((await b!.take(first, limits)).admitted).toBe(false);
+  });
+
+  it('when a place is given back after the minute turned, then the day and month get it back and the new minute keeps its count', async () => {
+    const [a] = stores();
+    const first = at('usr_refund:shield_inspections', '2026-03-14T09:26');
+    const next = at('usr_refund:shield_inspections', '2026-03-14T09:27');
+    await a!.take(first, roomy);
+    await a!.take(next, roomy);
+
+    await a!.giveBack(first);
+
+    expect(await a!.read([next])).toEqual([{ minute: 1, day: 1, month: 1 }]);
+  });
+
+  it("when counters of the form with a document per window are found, then today's daily count moves into the month's document once, even with two replicas at once", async () => {
+    const counter = 'usr_upgrade:shield_inspections';
+    await counters.insertMany([
+      { _id: `${counter}:month:2026-03`, count: 7 },
+      { _id: `${counter}:day:2026-03-14`, count: 4 },
+      { _id: `${counter}:minute:2026-03-14T09:26`, count: 1 },
+    ]);
+    const [a, b] = stores();
+    const limits = { ...roomy, perDay: 6 };
+
+    const both = await Promise.all([a!.take(at(counter), limits), b!.take(at(counter), limits)]);
+
+    expect(both.map((x) => x.admitted)).toEqual([true, true]);
+    expect(await a!.read([at(counter)])).toEqual([{ minute: 2, day: 6, month: 9 }]);
+    expect((await a!.take(at(counter), limits)).admitted).toBe(false);
+    expect(await counters.countDocuments({ _id: `${counter}:day:2026-03-14` })).toBe(0);
   });
 });

@@ -1,28 +1,53 @@
 import pino from 'pino';
 import { DomainError } from '../../src/errors';
-import type { CounterStore } from '../../src/metering/counters.repository';
+import type {
+  Admission,
+  CounterStore,
+  WindowCounts,
+  WindowKeys,
+} from '../../src/metering/counters.repository';
 import { Meter } from '../../src/metering/meter';
-import { PLAN_LIMITS, type PlanLimits } from '../../src/metering/plan-limits';
+import { PLAN_LIMITS, type ActionLimits, type PlanLimits } from '../../src/metering/plan-limits';
 
-/** Counters in a map, like the real store: an increment at the limit adds nothing. */
+/** Counters in a map, like the real store: a place in all three windows or in none. */
 class MapCounters implements CounterStore {
   readonly counts = new Map<string, number>();
-  /** Ids containing this string fail as an unreachable store would. */
-  failing?: string;
+  failing = false;
 
-  tryIncrement(id: string, limit: number): Promise<number | null> {
-    if (this.failing && id.includes(this.failing)) return Promise.reject(new Error('store down'));
-    const count = this.counts.get(id) ?? 0;
-    if (count >= limit) return Promise.resolve(null);
-    this.counts.set(id, count + 1);
-    return Promise.resolve(count + 1);
+  private keys({ counter, month, day, minute }: WindowKeys) {
+    return {
+      minute: `${counter} ${minute}`,
+      day: `${counter} ${day}`,
+      month: `${counter} ${month}`,
+    };
   }
-  decrement(id: string): Promise<void> {
-    this.counts.set(id, (this.counts.get(id) ?? 0) - 1);
+
+  private countsAt(windows: WindowKeys): WindowCounts {
+    const keys = this.keys(windows);
+    const at = (key: string) => this.counts.get(key) ?? 0;
+    return { minute: at(keys.minute), day: at(keys.day), month: at(keys.month) };
+  }
+
+  private add(windows: WindowKeys, by: number) {
+    for (const key of Object.values(this.keys(windows))) {
+      this.counts.set(key, (this.counts.get(key) ?? 0) + by);
+    }
+  }
+
+  take(windows: WindowKeys, limits: ActionLimits): Promise<Admission> {
+    if (this.failing) return Promise.reject(new Error('store down'));
+    const c = this.countsAt(windows);
+    const fits =
+      c.minute < limits.burstPerMinute && c.day < limits.perDay && c.month < limits.perMonth;
+    if (fits) this.add(windows, 1);
+    return Promise.resolve({ admitted: fits, counts: this.countsAt(windows) });
+  }
+  giveBack(windows: WindowKeys): Promise<void> {
+    this.add(windows, -1);
     return Promise.resolve();
   }
-  read(id: string): Promise<number> {
-    return Promise.resolve(this.counts.get(id) ?? 0);
+  read(windows: WindowKeys[]): Promise<WindowCounts[]> {
+    return Promise.resolve(windows.map((w) => this.countsAt(w)));
   }
 }
 
@@ -83,7 +108,7 @@ describe('Meter', () => {
     expect(spent(counters)).toBe(before);
   });
 
-  it('when the month is spent, then it refuses with quota_exceeded and gives the burst place back', async () => {
+  it('when the month is spent, then it refuses with quota_exceeded and holds no place in any window', async () => {
     const { meter, counters } = meterWith();
     await meter.consume('usr_1', 'free', 'shield_inspections');
     await meter.consume('usr_1', 'free', 'shield_inspections');
@@ -121,9 +146,9 @@ describe('Meter', () => {
     });
   });
 
-  it('when the store fails for the daily allowance, then it fails closed with unavailable and spends nothing', async () => {
+  it('when the counter store fails, then it fails closed with unavailable and spends nothing', async () => {
     const counters = new MapCounters();
-    counters.failing = ':day:';
+    counters.failing = true;
     const { meter } = meterWith(counters);
 
     const err = await refusal(meter.consume('usr_1', 'free', 'shield_inspections'));
@@ -133,50 +158,21 @@ describe('Meter', () => {
     expect(spent(counters)).toBe(0);
   });
 
-  it('when the store fails for the burst and monthly windows, then the request still passes', async () => {
-    const counters = new MapCounters();
-    counters.failing = ':m';
-    const { meter } = meterWith(counters);
+  it('when a granted request is refunded, then its place comes back in every window', async () => {
+    const { meter, counters } = meterWith();
+    await meter.consume('usr_1', 'pro', 'shield_inspections');
+    const grant = await meter.consume('usr_1', 'pro', 'shield_inspections');
+    expect(grant.burst.remaining).toBe(0);
 
-    const grant = await meter.consume('usr_1', 'free', 'shield_inspections');
+    await grant.refund();
 
-    expect(grant.burst).toEqual({ limit: 2, remaining: 2, resetSeconds: 7 });
-  });
-
-  describe('which windows are asked at once', () => {
-    /** The ids asked before any answer came back, for each consume. */
-    async function askedAtOnce(meter: Meter, counters: MapCounters): Promise<number> {
-      let asked = 0;
-      const real = counters.tryIncrement.bind(counters);
-      counters.tryIncrement = (id, limit) => {
-        asked++;
-        return new Promise((done) => setImmediate(() => done(real(id, limit))));
-      };
-      const granted = meter.consume('usr_1', 'pro', 'shield_inspections').catch((e: unknown) => e);
-      await Promise.resolve();
-      const before = asked;
-      await granted;
-      return before;
-    }
-
-    it('when the month and day are far from their limits, then they are asked with the burst, and a burst refusal gives their places back', async () => {
-      const { meter, counters } = meterWith();
-
-      expect(await askedAtOnce(meter, counters)).toBe(1); // nothing known yet: one at a time
-      expect(await askedAtOnce(meter, counters)).toBe(3);
-      const refused = await refusal(meter.consume('usr_1', 'pro', 'shield_inspections'));
-
-      expect(refused.kind).toBe('rate_limited');
-      const counts = [...counters.counts.entries()].map(([id, n]) => `${id.split(':')[2]} ${n}`);
-      expect(counts).toEqual(['minute 2', 'month 2', 'day 2']);
-    });
-
-    it('when a window is near its limit, then the windows are asked one at a time', async () => {
-      const { meter, counters } = meterWith();
-      counters.counts.set('usr_1:shield_inspections:day:2026-03-14', 950);
-
-      expect(await askedAtOnce(meter, counters)).toBe(1);
-      expect(await askedAtOnce(meter, counters)).toBe(1);
-    });
+    expect(await meter.usage('usr_1', 'pro')).toEqual(
+      expect.arrayContaining([
+        { metric: 'shield_inspections_per_month', used: 1, limit: 10_000, resets_at: '2026-04-01' },
+        { metric: 'shield_inspections_per_day', used: 1, limit: 1_000, resets_at: '2026-03-15' },
+      ]),
+    );
+    expect((await meter.consume('usr_1', 'pro', 'shield_inspections')).burst.remaining).toBe(0);
+    expect(spent(counters)).toBe(6);
   });
 });
