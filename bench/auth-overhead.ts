@@ -1,14 +1,16 @@
 /**
  * What authentication and metering cost on `POST /shield/inspect`, all in one server process and
- * one run: no authentication and no meters (baseline); an API key (key lookup, scope gate,
- * ownership check, audit-trail entry) with meters that count nothing; the same with the three
- * MongoDB meters (burst, month, day); and a session-token read (`GET /api/users/me`).
+ * one run: no authentication and no meters (baseline); the same behind the app's HTTP stack
+ * (logging, security headers, tracing, metrics, cookies), still without credentials; an API key
+ * (key lookup, scope gate, ownership check, audit-trail entry) with meters that count nothing;
+ * the same with the three MongoDB meters (burst, month, day); and a session-token read
+ * (`GET /api/users/me`).
  *
  *   npm run bench -- [--duration 10] [--connections 10] [--rounds 3]
  */
 import { compare, post, report, withBenchServer } from './support/harness';
 
-void withBenchServer(async ({ url, bareUrl, unmeteredUrl }) => {
+void withBenchServer(async ({ url, bareUrl, stackedUrl, unmeteredUrl }) => {
   const credentials = { email: 'bench@example.com', password: 'benchmark password' };
   const { user_id: userId } = await post(`${url}/api/auth/signup`, credentials);
   const { token } = await post(`${url}/api/auth/login`, credentials);
@@ -20,6 +22,11 @@ void withBenchServer(async ({ url, bareUrl, unmeteredUrl }) => {
     await compare({
       'POST /shield/inspect, no auth (baseline)': {
         url: `${bareUrl}/shield/inspect`,
+        method: 'POST',
+        body,
+      },
+      "POST /shield/inspect, the app's HTTP stack, no auth": {
+        url: `${stackedUrl}/shield/inspect`,
         method: 'POST',
         body,
       },

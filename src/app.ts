@@ -101,6 +101,23 @@ export interface Api {
   flush(): Promise<void>;
 }
 
+/**
+ * What every request passes through before any route or credential check: logging, security
+ * headers, tracing, metrics, JSON bodies, cookies and the console's files.
+ */
+export function httpStack(config: Config, logger: Logger): RequestHandler[] {
+  return [
+    requestLogging(logger),
+    securityHeaders(),
+    requestTracing,
+    requestMetrics,
+    jsonBodiesOnly,
+    express.json({ limit: config.BODY_LIMIT }),
+    cookieParser(),
+    consoleRoutes(config.CONSOLE_DIR),
+  ];
+}
+
 /** Builds the HTTP app without listening, so tests can serve it on port 0. */
 export function createApp({
   config,
@@ -244,14 +261,7 @@ export function createApp({
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', config.TRUST_PROXY);
-  app.use(requestLogging(logger));
-  app.use(securityHeaders());
-  app.use(requestTracing);
-  app.use(requestMetrics);
-  app.use(jsonBodiesOnly);
-  app.use(express.json({ limit: config.BODY_LIMIT }));
-  app.use(cookieParser());
-  app.use(consoleRoutes(config.CONSOLE_DIR));
+  app.use(...httpStack(config, logger));
   app.use(beforeKeyLayer);
   app.use(foreignCredentialTripwire(refused));
   app.use(apiKeyLayer({ keys, trail, clock, refused }));

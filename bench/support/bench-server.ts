@@ -1,15 +1,18 @@
 /**
- * The benchmark's server process, three apps on one database:
+ * The benchmark's server process, four apps on one database:
  * - PORT: the real app (`createApp`, every middleware, MongoDB meters), with plan limits too high
  *   to bind, so every request pays for metering but none is refused;
  * - UNMETERED_PORT: the same app with a meter store that counts nothing: authentication, scope
  *   gate, ownership check and audit trail without the cost of the meters;
  * - BARE_PORT: the same product handler (rules, tripwire check, sealed record) and body parsing
- *   with none of those: the baseline.
+ *   with none of those: the baseline;
+ * - STACKED_PORT: that handler behind the app's HTTP stack (logging, security headers, tracing,
+ *   metrics, cookies, console files), still without credentials or meters: what the stack costs
+ *   apart from them.
  */
 import { once } from 'node:events';
-import express from 'express';
-import { createApp } from '../../src/app';
+import express, { type RequestHandler } from 'express';
+import { createApp, httpStack } from '../../src/app';
 import { presenterOf } from '../../src/canaries/tripwire.routes';
 import { loadConfigOrExit } from '../../src/config';
 import { ALL_INDEXES } from '../../src/db/indexes';
@@ -46,24 +49,30 @@ async function main(): Promise<void> {
   const full = api.app;
   const unmetered = createApp({ ...deps, counters: countsNothing }).app;
 
-  const bare = express();
-  bare.use(requestLogging(logger));
-  bare.use(express.json({ limit: config.BODY_LIMIT }));
   // The same validation and inspection, with the body's user_id as the account: no
   // authentication, no metering.
-  bare.post('/shield/inspect', async (req, res) => {
+  const inspect: RequestHandler = async (req, res) => {
     const { user_id, user_message } = parseBody(inspectSchema, req.body);
     res.json({
       user_id,
       ...(await api.shield.inspect(presenterOf(req), user_id, user_id, user_message)),
     });
-  });
+  };
+  const bare = express();
+  bare.use(requestLogging(logger));
+  bare.use(express.json({ limit: config.BODY_LIMIT }));
+  bare.post('/shield/inspect', inspect);
   bare.use(errorHandler);
+  const stacked = express();
+  stacked.use(...httpStack(config, logger));
+  stacked.post('/shield/inspect', inspect);
+  stacked.use(errorHandler);
 
   await Promise.all([
     once(full.listen(config.PORT, '127.0.0.1'), 'listening'),
     once(unmetered.listen(Number(process.env.UNMETERED_PORT), '127.0.0.1'), 'listening'),
     once(bare.listen(Number(process.env.BARE_PORT), '127.0.0.1'), 'listening'),
+    once(stacked.listen(Number(process.env.STACKED_PORT), '127.0.0.1'), 'listening'),
   ]);
   console.log('bench server ready');
 }

@@ -101,6 +101,8 @@ export interface BenchServer {
   url: string;
   /** The same product handler without authentication or metering. */
   bareUrl: string;
+  /** The same handler behind the app's HTTP stack (`httpStack`), still without credentials. */
+  stackedUrl: string;
   /** The real app with a meter store that counts nothing. */
   unmeteredUrl: string;
   /** The server process, for memory readings. */
@@ -127,7 +129,12 @@ export async function withBenchServer(
     services.push(mongo);
     const temporal = await provideTemporal({ dataDir, port: await freePort(), log });
     services.push(temporal);
-    const [port, barePort, unmeteredPort] = [await freePort(), await freePort(), await freePort()];
+    const [port, barePort, stackedPort, unmeteredPort] = [
+      await freePort(),
+      await freePort(),
+      await freePort(),
+      await freePort(),
+    ];
     const dbName = `bench_${Date.now()}`;
     if (kind === 'api') execFileSync('npm', ['run', 'build'], { stdio: 'ignore' });
     let ready!: () => void;
@@ -141,6 +148,7 @@ export async function withBenchServer(
         HOST: '127.0.0.1',
         PORT: String(port),
         BARE_PORT: String(barePort),
+        STACKED_PORT: String(stackedPort),
         UNMETERED_PORT: String(unmeteredPort),
         // Any free port: a running `npm run dev` holds the default 2525.
         DECOY_SMTP_PORT: '0',
@@ -163,6 +171,7 @@ export async function withBenchServer(
       await run({
         url: `http://127.0.0.1:${port}`,
         bareUrl: `http://127.0.0.1:${barePort}`,
+        stackedUrl: `http://127.0.0.1:${stackedPort}`,
         unmeteredUrl: `http://127.0.0.1:${unmeteredPort}`,
         pid: server.child.pid!,
         mongoUri: mongo.address,
