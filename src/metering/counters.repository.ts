@@ -63,6 +63,12 @@ function countsIn(doc: CounterDoc | null, { day, minute }: WindowKeys): WindowCo
   };
 }
 
+const less = (c: WindowCounts, n: number): WindowCounts => ({
+  minute: c.minute - n,
+  day: c.day - n,
+  month: c.month - n,
+});
+
 const roomIn = (c: WindowCounts, l: ActionLimits) =>
   Math.min(l.burstPerMinute - c.minute, l.perDay - c.day, l.perMonth - c.month);
 
@@ -117,16 +123,12 @@ export class MongoCounterStore implements CounterStore {
       if (after) {
         this.minutes.set(id, at.minute);
         const reached = countsIn(after, at);
-        return requests.map((_, i) => {
-          if (i >= room) return { admitted: false, counts: reached };
-          const before = room - 1 - i;
-          const own = {
-            minute: reached.minute - before,
-            day: reached.day - before,
-            month: reached.month - before,
-          };
-          return { admitted: true, counts: own };
-        });
+        // The i-th admitted request's counts are those reached less the places taken after it.
+        return requests.map((_, i) =>
+          i < room
+            ? { admitted: true, counts: less(reached, room - 1 - i) }
+            : { admitted: false, counts: reached },
+        );
       }
       let doc = await this.counters.findOne({ _id: id });
       if (doc && !doc.days) doc = await this.adoptDailyCount(at);

@@ -39,14 +39,20 @@ interface MeterDeps {
   log: Logger;
 }
 
-/** The windows `now` falls in, for one account's action. */
-function windowsOf(accountId: string, action: MeteredAction, now: Date): WindowKeys {
-  return {
-    counter: `${accountId}:${action}`,
-    month: monthWindow(now).key,
-    day: dayWindow(now).key,
-    minute: minuteWindow(now).key,
-  };
+/** The UTC windows `now` falls in. */
+const windowsAt = (now: Date) => ({
+  month: monthWindow(now),
+  day: dayWindow(now),
+  minute: minuteWindow(now),
+});
+
+/** Where one account's action is counted in those windows. */
+function keysOf(
+  accountId: string,
+  action: MeteredAction,
+  { month, day, minute }: ReturnType<typeof windowsAt>,
+): WindowKeys {
+  return { counter: `${accountId}:${action}`, month: month.key, day: day.key, minute: minute.key };
 }
 
 /**
@@ -63,15 +69,21 @@ export class Meter {
     const { counters, clock, log } = this.deps;
     const limits = this.deps.limits[plan][action];
     const now = clock();
-    const windows = windowsOf(accountId, action, now);
-    const refuse = (error: DomainError): never => {
+    const at = windowsAt(now);
+    const windows = keysOf(accountId, action, at);
+    const retryAfter = Math.max(
+      1,
+      Math.ceil((at.minute.resetsAt.getTime() - now.getTime()) / 1000),
+    );
+    /** Counted, for the caller to throw. */
+    const refused = (error: DomainError): DomainError => {
       meterRefusals.inc({ action, error: error.message });
-      throw error;
+      return error;
     };
 
     const admission = await counters.take(windows, limits).catch((err: unknown) => {
       log.warn({ err }, 'meter store failed');
-      return refuse(
+      throw refused(
         new DomainError('unavailable', {
           error: 'daily_quota_unavailable',
           message: 'The daily allowance cannot be checked right now: retry shortly',
@@ -79,12 +91,10 @@ export class Meter {
       );
     });
     const { counts } = admission;
-    const minute = minuteWindow(now);
-    const retryAfter = Math.max(1, Math.ceil((minute.resetsAt.getTime() - now.getTime()) / 1000));
     if (!admission.admitted) {
       const full = fullestWindow(counts, limits);
       if (full === 'minute') {
-        refuse(
+        throw refused(
           new DomainError(
             'rate_limited',
             {
@@ -97,12 +107,12 @@ export class Meter {
           ),
         );
       }
-      refuse(
+      throw refused(
         full === 'month'
-          ? this.limitReached(plan, `${action}_per_month`, limits.perMonth, monthWindow(now), {
+          ? this.limitReached(plan, `${action}_per_month`, limits.perMonth, at.month, {
               used: counts.month,
             })
-          : this.limitReached(plan, `${action}_per_day`, limits.perDay, dayWindow(now), {}),
+          : this.limitReached(plan, `${action}_per_day`, limits.perDay, at.day, {}),
       );
     }
 
@@ -135,11 +145,11 @@ export class Meter {
 
   /** Per action and horizon: used, limit and when the window resets. */
   async usage(accountId: string, plan: PlanId): Promise<UsageRow[]> {
-    const now = this.deps.clock();
-    const [month, day] = [monthWindow(now), dayWindow(now)];
+    const at = windowsAt(this.deps.clock());
+    const { month, day } = at;
     const actions = Object.entries(this.deps.limits[plan]) as [MeteredAction, ActionLimits][];
     const counts = await this.deps.counters.read(
-      actions.map(([action]) => windowsOf(accountId, action, now)),
+      actions.map(([action]) => keysOf(accountId, action, at)),
     );
     return actions.flatMap(([action, limits], i) => [
       {

@@ -156,17 +156,24 @@ describe('resend', () => {
 });
 
 describe('routing', () => {
+  /** Three channels on `<prefix>-all`, `-critical` and `-tests`: every alert, CRITICAL only, tests only. */
+  async function subscribers(who: SignedIn, prefix: string) {
+    return {
+      everything: await channel(who, { url: receiver.url(`${prefix}-all`) }),
+      critical: await channel(who, {
+        url: receiver.url(`${prefix}-critical`),
+        minLevel: 'CRITICAL',
+      }),
+      testsOnly: await channel(who, {
+        url: receiver.url(`${prefix}-tests`),
+        events: ['canary.test_alert'],
+      }),
+    };
+  }
+
   it('when channels subscribe to a minimum level or to event kinds, then an alert reaches only those that want it, and a test reaches the tested one', async () => {
     const who = await signUpAndLogIn(t.app);
-    const everything = await channel(who, { url: receiver.url('/route-all') });
-    const critical = await channel(who, {
-      url: receiver.url('/route-critical'),
-      minLevel: 'CRITICAL',
-    });
-    const testsOnly = await channel(who, {
-      url: receiver.url('/route-tests'),
-      events: ['canary.test_alert'],
-    });
+    const { everything, critical, testsOnly } = await subscribers(who, '/route');
 
     const high = await alert(who, 'HIGH', 3);
     const crit = await alert(who, 'CRITICAL', 4);
@@ -186,15 +193,7 @@ describe('routing', () => {
 
   it('when a canary fires, then its alert, read with its channels, reaches those that subscribe to its level and kind, and its event keeps the payload sent', async () => {
     const who = await signUpAndLogIn(t.app);
-    const everything = await channel(who, { url: receiver.url('/fired-all') });
-    const critical = await channel(who, {
-      url: receiver.url('/fired-critical'),
-      minLevel: 'CRITICAL',
-    });
-    const testsOnly = await channel(who, {
-      url: receiver.url('/fired-tests'),
-      events: ['canary.test_alert'],
-    });
+    const { everything, critical, testsOnly } = await subscribers(who, '/fired');
     const planted = await request(t.app)
       .post('/api/canaries')
       .set(as(who))
