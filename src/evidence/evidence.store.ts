@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache';
 import { MongoBulkWriteError, type Collection, type Db } from 'mongodb';
 import type { Clock } from '../clock';
 import { isDuplicateKeyError } from '../db/mongo';
-import { newId } from '../ids';
+import { newTimeOrderedId } from '../ids';
 import { KeyedBatches } from '../keyed-batches';
 import { evidenceWrites } from '../metrics';
 import {
@@ -80,7 +80,7 @@ export class EvidenceStore {
     if (!inputs.length) return [];
     // Converted here, so an input that is not JSON fails alone rather than its whole batch.
     const pending = inputs.map((input) => ({
-      logId: input.logId ?? newId('evd'),
+      logId: input.logId ?? newTimeOrderedId('evd'),
       kind: input.kind,
       data: toJsonObject(input.data),
     }));

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { EvidencePage, EvidenceRecord, EvidenceRepository } from '../evidence.repository';
 import type { EvidenceInput, EvidenceStore } from '../evidence.store';
-import { newId } from '../../ids';
+import { newTimeOrderedId } from '../../ids';
 import { DELIVERY_OUTCOMES } from '../../../workflows/shared';
 
 export const KEY_AUDIT_ACTIONS = ['api_key.created', 'api_key.revoked', 'api_key.used'] as const;
@@ -55,7 +55,7 @@ export const deliveryOutcomeData = z.object({
 /** An event ready to seal; the log id is fixed up front so a retried batch is written once. */
 export function toEvidence(event: AuditEvent): EvidenceInput {
   return {
-    logId: newId('evd'),
+    logId: newTimeOrderedId('evd'),
     kind: `audit.${event.action}`,
     data: {
       at: event.at.toISOString(),

@@ -69,10 +69,28 @@ final class OrderedIndex extends Index<Object> {
         }
     }
 
+    /**
+     * The library's order, with the common same-type cases first: its comparator looks up each
+     * value's type rank and widens numbers on every call, which was a third of the server's time
+     * on inserts (every insert walks each index's tree twice, to check and to add).
+     */
+    private static int compareValues(Object a, Object b) {
+        if (a instanceof String x && b instanceof String y) {
+            return x.compareTo(y);
+        }
+        if (a instanceof Integer x && b instanceof Integer y) {
+            return Integer.compare(x, y);
+        }
+        if (a instanceof Long x && b instanceof Long y) {
+            return Long.compare(x, y);
+        }
+        return VALUES.compare(a, b);
+    }
+
     private int compare(Entry a, Entry b) {
         int shared = Math.min(a.values.length, b.values.length);
         for (int i = 0; i < shared; i++) {
-            int c = VALUES.compare(a.values[i], b.values[i]);
+            int c = compareValues(a.values[i], b.values[i]);
             if (c != 0) {
                 return ascending[i] ? c : -c;
             }
@@ -84,7 +102,7 @@ final class OrderedIndex extends Index<Object> {
         if (a.edge != 0 || b.edge != 0) {
             return Integer.compare(a.edge, b.edge);
         }
-        return VALUES.compare(a.position, b.position);
+        return compareValues(a.position, b.position);
     }
 
     private synchronized Stream<Object> between(Entry lower, Entry upper, boolean reverse) {
