@@ -123,6 +123,8 @@ export interface MongoOptions {
   dataDir: string;
   port: number;
   log: Log;
+  /** How long the server may take to open its data (indexes are rebuilt at start); 180 s unless set. */
+  readyWithinMs?: number;
 }
 
 export async function provideMongo(options: MongoOptions): Promise<Service> {
@@ -138,7 +140,12 @@ export interface LocalMongo extends Service {
 }
 
 /** `mongod` when it is on PATH, else the embedded server; data in `dataDir`, on loopback. */
-export async function startLocalMongo({ dataDir, port, log }: MongoOptions): Promise<LocalMongo> {
+export async function startLocalMongo({
+  dataDir,
+  port,
+  log,
+  readyWithinMs = 180_000,
+}: MongoOptions): Promise<LocalMongo> {
   await ensureFreePort(port, 'MongoDB');
   const useMongod = onPath('mongod');
   const folder = join(dataDir, useMongod ? 'mongod' : 'mongo-server');
@@ -156,7 +163,7 @@ export async function startLocalMongo({ dataDir, port, log }: MongoOptions): Pro
   }
   const name = useMongod ? 'mongod' : 'embedded MongoDB server';
   // Indexes are rebuilt at start, so a large data folder takes a while to open.
-  await waitUntil(name, proc, () => portOpen(port), 180_000);
+  await waitUntil(name, proc, () => portOpen(port), readyWithinMs);
   return {
     address: `mongodb://127.0.0.1:${port}/`,
     description: `${name}, data in ${folder}`,
