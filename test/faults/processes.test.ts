@@ -129,7 +129,7 @@ describe('real processes killed and started again', () => {
   });
 
   it('when the worker is SIGKILLed mid-delivery, then each event still reaches the receiver once', async () => {
-    const who = await stack.account('worker', 3, '/delay/3000/worker-sigkill');
+    const who = await stack.account('worker', 3, { alertPath: '/delay/3000/worker-sigkill' });
     const answered = await stack.fire(who.paths);
     await until('a delivery in flight', () =>
       stack.receiver.hitsOn(who.alertPath).length ? true : undefined,

@@ -213,19 +213,21 @@ export class ProcessStack {
     return JSON.parse(text) as Record<string, unknown>;
   }
 
+  /** Signs up on API `via[0]`, logs in on `via[1]`, and sets the account up through the first. */
   async account(
     name: string,
     canaries: number,
-    alertPath = `/alerts/${name}`,
+    { alertPath = `/alerts/${name}`, via = [0, 1] } = {},
   ): Promise<FaultAccount> {
+    const [first, second] = via as [number, number];
     const email = uniqueEmail();
-    const signup = await this.call(0, '/api/auth/signup', null, { email, password: PASSWORD });
-    const { token } = (await this.call(0, '/api/auth/login', null, {
+    const signup = await this.call(first, '/api/auth/signup', null, { email, password: PASSWORD });
+    const { token } = (await this.call(second, '/api/auth/login', null, {
       email,
       password: PASSWORD,
     })) as { token: string };
     const hook = (path: string) =>
-      this.call(0, '/api/alert-channels', token, {
+      this.call(first, '/api/alert-channels', token, {
         kind: 'webhook',
         name: path,
         url: this.receiver.url(path),
@@ -235,7 +237,7 @@ export class ProcessStack {
     const tests = (await hook(`/tests/${name}`)).id as string;
     const paths: string[] = [];
     for (let i = 0; i < canaries; i++) {
-      const planted = await this.call(0, '/api/canaries', token, {
+      const planted = await this.call(first, '/api/canaries', token, {
         kind: 'url',
         memo: `${name} ${i}`,
       });
