@@ -7,6 +7,7 @@ import { connectMongo, ensureIndexes } from './db/mongo';
 import { answerClientErrors } from './http/client-errors';
 import { loadSigningKey } from './evidence/log/signing-key';
 import { createLogger } from './logger';
+import { logUnhandledRejections } from './unhandled-rejections';
 import { createTemporal } from './temporal/client';
 import { startTracing } from './tracing';
 
@@ -14,6 +15,7 @@ import { startTracing } from './tracing';
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger(config, 'api');
+  logUnhandledRejections(logger);
   const tracing = startTracing('tripwire-api', {
     otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
   });

@@ -6,6 +6,7 @@ import { loadConfigOrExit } from './config';
 import { serveMetrics } from './metrics';
 import { connectMongo } from './db/mongo';
 import { createLogger } from './logger';
+import { logUnhandledRejections } from './unhandled-rejections';
 import { installTemporalRuntime } from './temporal/runtime';
 import { startTracing, workerTracing } from './tracing';
 
@@ -13,6 +14,7 @@ import { startTracing, workerTracing } from './tracing';
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger(config, 'worker');
+  logUnhandledRejections(logger);
   const tracing = startTracing('tripwire-worker', {
     otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
   });

@@ -105,30 +105,60 @@ export class HitJournal<T extends { id: string }> {
     return this.writing;
   }
 
+  /**
+   * One group: all its bytes written and synced, or the whole group fails (each request is then
+   * refused, never answered). A segment that saw a failed write is retired (closed, its valid
+   * lines replayed once settled), so whatever part of the group reached the disk ends it and no
+   * later line is glued to a torn one; the next group opens a fresh segment.
+   */
   private async writeQueued(): Promise<void> {
     const batch = this.queue.splice(0);
+    let segment: (Segment & { fd: FileHandle }) | null = null;
     try {
       if (this.active && Date.now() - this.active.openedAt > this.settings.rotateMs) {
         await this.seal();
       }
-      const segment = this.active ?? (this.active = await this.openSegment());
-      await segment.fd.write(batch.map((w) => w.line).join(''));
+      segment = this.active ?? (this.active = await this.openSegment());
+      await writeAll(segment.fd, Buffer.from(batch.map((w) => w.line).join('')));
       await segment.fd.datasync();
-      segment.written += batch.length;
-      segment.unsettled += batch.length;
-      const held = { settle: (recorded: boolean) => this.settle(segment, recorded) };
-      batch.forEach((w) => w.resolve(held));
     } catch (err) {
       batch.forEach((w) => w.reject(err));
+      if (segment) await this.retire(segment, err);
+      return;
     }
+    segment.written += batch.length;
+    segment.unsettled += batch.length;
+    const held = { settle: (recorded: boolean) => this.settle(segment, recorded) };
+    batch.forEach((w) => w.resolve(held));
+  }
+
+  /** A segment whose write failed takes no more lines: sealed, and replayed once its lines settle. */
+  private async retire(segment: Segment & { fd: FileHandle }, err: unknown): Promise<void> {
+    this.log.error({ err, path: segment.path }, 'tripwire journal write failed; segment retired');
+    segment.failed = true;
+    await this.seal().catch((closing: unknown) =>
+      this.log.warn({ err: closing, path: segment.path }, 'tripwire journal segment not closed'),
+    );
   }
 
   private async openSegment(): Promise<Segment & { fd: FileHandle }> {
     const path = join(this.settings.dir, `${Date.now()}-${randomUUID()}.jsonl`);
     const fd = await open(path, 'a');
-    const release = await this.lock(path);
-    const fresh = { openedAt: Date.now(), written: 0, unsettled: 0, sealed: false, failed: false };
-    return { path, fd, ...fresh, release };
+    try {
+      const release = await this.lock(path);
+      const fresh = {
+        openedAt: Date.now(),
+        written: 0,
+        unsettled: 0,
+        sealed: false,
+        failed: false,
+      };
+      return { path, fd, ...fresh, release };
+    } catch (err) {
+      // Unlocked and empty: whichever process adopts it next removes it.
+      await fd.close();
+      throw err;
+    }
   }
 
   private lock(path: string): Promise<() => Promise<void>> {
@@ -145,9 +175,12 @@ export class HitJournal<T extends { id: string }> {
     const segment = this.active;
     if (!segment) return;
     this.active = null;
-    await segment.fd.close();
     segment.sealed = true;
-    this.finishIfSettled(segment);
+    try {
+      await segment.fd.close();
+    } finally {
+      this.finishIfSettled(segment);
+    }
   }
 
   private settle(segment: Segment, recorded: boolean): void {
@@ -181,7 +214,11 @@ export class HitJournal<T extends { id: string }> {
     await this.adoptOrphans();
     for (const segment of [...this.toReplay.values()]) {
       try {
-        const entries = parseLines<T>(await readFile(segment.path, 'utf8'));
+        const { entries, unreadable } = parseLines<T>(await readFile(segment.path, 'utf8'));
+        if (unreadable) {
+          // A write that failed or was cut short by a crash: that hit was refused, never answered.
+          this.log.warn({ path: segment.path, unreadable }, 'tripwire journal: torn line skipped');
+        }
         await this.replay(entries);
         this.toReplay.delete(segment.path);
         await this.remove(segment);
@@ -213,15 +250,25 @@ export class HitJournal<T extends { id: string }> {
   }
 }
 
-/** Complete lines only: a torn last line was never acknowledged, so its hit was never answered. */
-function parseLines<T>(text: string): T[] {
+/** Every byte of `data`: a short write (a disk filling up) continues, or throws its error. */
+async function writeAll(fd: FileHandle, data: Buffer): Promise<void> {
+  for (let offset = 0; offset < data.length;) {
+    const { bytesWritten } = await fd.write(data, offset);
+    if (bytesWritten === 0) throw Object.assign(new Error('no byte written'), { code: 'ENOSPC' });
+    offset += bytesWritten;
+  }
+}
+
+/** Complete lines only: a torn line was never acknowledged, so its hit was never answered. */
+function parseLines<T>(text: string): { entries: T[]; unreadable: number } {
   const entries: T[] = [];
+  let unreadable = 0;
   for (const line of text.split('\n')) {
     try {
       if (line) entries.push(JSON.parse(line) as T);
     } catch {
-      // torn tail
+      unreadable++;
     }
   }
-  return entries;
+  return { entries, unreadable };
 }

@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto';
 import type { Collection, Db, Filter } from 'mongodb';
-import { isDuplicateKeyError, type CollectionIndexes } from '../db/mongo';
+import { isDuplicateKeyError, journaled, type CollectionIndexes } from '../db/mongo';
 import type { AlertPayload } from '../alerts/payload';
 import type { CanaryKind } from './decoys';
 
@@ -68,7 +69,10 @@ type EventDoc = Omit<ThreatEvent, 'id'> & {
   alertPendingSince?: Date;
 };
 type HitDoc = Omit<ThreatHit, 'id'> & { _id: string };
-/** Per canary and source: which threat event new hits join until the window closes. */
+/**
+ * Per canary and source (`_id`, the storm key): which threat event new hits join until the window
+ * closes. Its `_id` is the arbiter between replicas: one storm per key is open at a time.
+ */
 interface StormDoc {
   _id: string;
   threatEventId: string;
@@ -103,30 +107,61 @@ export class ThreatsRepository {
   private readonly storms: Collection<StormDoc>;
 
   constructor(db: Db) {
-    this.events = db.collection<EventDoc>(threatEventsIndexes.collection);
-    this.hits = db.collection<HitDoc>(threatHitsIndexes.collection);
-    this.storms = db.collection<StormDoc>(threatStormsIndexes.collection);
+    // Hits, events and storms are on disk before a write is acknowledged: the tripwire journal
+    // lets go of a hit once they are written.
+    const durable = journaled(db);
+    this.events = durable.collection<EventDoc>(threatEventsIndexes.collection);
+    this.hits = durable.collection<HitDoc>(threatHitsIndexes.collection);
+    this.storms = durable.collection<StormDoc>(threatStormsIndexes.collection);
   }
 
-  /** The open threat event for this storm key, if its window has not closed. */
-  async openStorm(stormKey: string, now: Date): Promise<string | null> {
+  /** The threat event whose storm, under this key, is open at `at`, if any. */
+  async openStorm(stormKey: string, at: Date): Promise<string | null> {
     const storm = await this.storms.findOne({ _id: stormKey });
-    return storm && storm.closesAt > now ? storm.threatEventId : null;
+    return storm && storm.closesAt > at ? storm.threatEventId : null;
   }
 
-  /** A new event, marked as waiting for its alert until `alertStarted` clears the mark. */
-  async openEvent(event: ThreatEvent): Promise<void> {
+  /**
+   * Opens a storm at `at` for `windowMs`, unless one is open then: the threat event new hits
+   * under this key join, either way. Its id is derived from the key and the instant, so a replay
+   * names the same event; of two replicas opening the key's storm at once, the unique `_id` lets
+   * one in and the other joins its event.
+   */
+  async claimStorm(stormKey: string, at: Date, windowMs: number): Promise<string> {
+    const threatEventId = stormEventId(stormKey, at);
+    try {
+      await this.storms.updateOne(
+        { _id: stormKey, closesAt: { $lte: at } },
+        { $set: { threatEventId, closesAt: new Date(at.getTime() + windowMs) } },
+        { upsert: true },
+      );
+      return threatEventId;
+    } catch (err) {
+      if (!isDuplicateKeyError(err)) throw err;
+      const open = await this.openStorm(stormKey, at);
+      if (!open) throw err;
+      return open;
+    }
+  }
+
+  /**
+   * The storm's event, written once: marked as waiting for its alert until `alertStarted` clears
+   * the mark. True when this call wrote it; false when it was there already (another replica, or
+   * this hit's first try before a crash).
+   */
+  async openEvent(event: ThreatEvent): Promise<boolean> {
     const { id, ...rest } = event;
-    await this.events.insertOne({ _id: id, ...rest, alertPendingSince: event.firstHitAt });
-  }
-
-  /** New hits under this storm key join the event until `closesAt`. */
-  async startStorm(stormKey: string, threatEventId: string, closesAt: Date): Promise<void> {
-    await this.storms.updateOne(
-      { _id: stormKey },
-      { $set: { threatEventId, closesAt } },
-      { upsert: true },
-    );
+    try {
+      const written = await this.events.updateOne(
+        { _id: id },
+        { $setOnInsert: { ...rest, alertPendingSince: event.firstHitAt } },
+        { upsert: true },
+      );
+      return written.upsertedCount === 1;
+    } catch (err) {
+      if (isDuplicateKeyError(err)) return false;
+      throw err;
+    }
   }
 
   /** An event with no hits (an agent alert): idempotent by its id. */
@@ -216,6 +251,12 @@ export class ThreatsRepository {
       .toArray();
     return docs.map(({ _id, ...rest }) => ({ id: _id, ...rest }));
   }
+}
+
+/** `thr_` and 22 characters of the SHA-256 of the storm key and the instant its storm opened. */
+function stormEventId(stormKey: string, at: Date): string {
+  const digest = createHash('sha256').update(`${stormKey}|${at.toISOString()}`).digest();
+  return `thr_${digest.toString('base64url').slice(0, 22)}`;
 }
 
 /** Newest first, optionally from one canary, within [since, until), after a cursor. */

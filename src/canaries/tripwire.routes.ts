@@ -1,6 +1,7 @@
 import express, { Router, type Express, type Request, type RequestHandler } from 'express';
 import type { RefusedCredential } from '../auth/api-key-auth';
 import { authorization } from '../auth/authorization';
+import { DomainError } from '../errors';
 import { bind, mountOperations, operationsFor, type Auth } from '../http/operation';
 import { requestIdOf } from '../http/request-id';
 import type { Logger } from '../logger';
@@ -127,7 +128,8 @@ export function tripwireRouter(tripwires: Tripwires): Router {
 
 /**
  * The public tripwire listener (`TRIPWIRE_PORT`): only the tripwire routes, nothing of the API,
- * console, /metrics or /docs; anything else is a bare 404, and a failure a bare 500.
+ * console, /metrics or /docs; anything else is a bare 404, a hit the journal could not write a
+ * 503 with its `detail`, and any other failure a bare 500.
  */
 export function createTripwireApp(
   tripwires: Tripwires,
@@ -140,6 +142,11 @@ export function createTripwireApp(
   app.use(tripwireRouter(tripwires));
   app.use((_req, res) => void res.status(404).type('text').send('Not Found'));
   app.use(((err, _req, res, _next) => {
+    // A hit the journal could not write: refused, as the API refuses it (retry shortly).
+    if (err instanceof DomainError && err.kind === 'unavailable') {
+      res.status(503).set('Retry-After', String(err.retryAfterSeconds ?? 5));
+      return void res.json({ detail: err.detail });
+    }
     log.error({ err }, 'tripwire listener: request failed');
     res.status(500).type('text').send('Internal Server Error');
   }) as express.ErrorRequestHandler);

@@ -1,4 +1,5 @@
 import type { Clock } from '../clock';
+import { DomainError } from '../errors';
 import type { EvidenceStore } from '../evidence/evidence.store';
 import { newId } from '../ids';
 import { KeyedBatches } from '../keyed-batches';
@@ -18,6 +19,7 @@ import type {
 
 export const THREAT_HIT_KIND = 'threat.hit';
 const REPLAY_SLICE = 500;
+const JOURNAL_RETRY_AFTER_SECONDS = 5;
 
 /**
  * A presented hit as the journal keeps it: the digests of the strings (never the strings), and the
@@ -124,7 +126,8 @@ export class Tripwires {
    * it returns. Every presented string is journaled and looked up alike, canary or not, so the
    * answer neither differs nor takes longer; a hit is then handed to the recorder, and its canary
    * id returned. With the database down the lookup fails: the answer is the unknown token's, and
-   * the journal records the hit once the database is back.
+   * the journal records the hit once the database is back. A hit the journal could not write is
+   * refused with a 503 `DomainError` (`dependency: tripwire_journal`), never answered.
    */
   async recordHit(hit: PresentedHit): Promise<string | null> {
     const digests = presentable(hit.secrets).map(tokenDigest);
@@ -143,18 +146,33 @@ export class Tripwires {
       requestId: hit.requestId ?? null,
     };
     // The lookup runs while the entry is written, and a canary's hit is recorded as soon as it is
-    // known: the answer waits for the entry, the alert does not.
+    // known: the answer waits for the entry, the alert does not. A write that fails while the
+    // lookup is pending is handled below, never left unhandled.
     const appending = this.journal.append(entry);
-    let canaryId: string | null;
+    appending.catch(() => undefined);
+    let canaryId: string | null = null;
+    let lookupFailed: unknown = null;
     try {
       canaryId = await this.deps.canaries.canaryIdForDigests(digests);
     } catch (err) {
-      (await appending).settle(false);
-      this.deps.log.warn({ err, hitId: entry.id }, 'tripwire hit journaled, recorded later');
-      return null;
+      lookupFailed = err;
     }
     if (canaryId) this.report(canaryId, entry, appending);
-    const held = await appending;
+    let held: Held;
+    try {
+      held = await appending;
+    } catch (err) {
+      this.deps.log.error({ err, hitId: entry.id }, 'tripwire hit refused: journal not written');
+      throw journalUnavailable(err);
+    }
+    if (lookupFailed) {
+      held.settle(false);
+      this.deps.log.warn(
+        { err: lookupFailed, hitId: entry.id },
+        'tripwire hit journaled, recorded later',
+      );
+      return null;
+    }
     if (!canaryId) held.settle(true);
     return canaryId;
   }
@@ -223,6 +241,12 @@ export class Tripwires {
    * One batch of one canary and source: the canary is read once, a retired one records nothing,
    * and hits already in the hit log (replayed from the journal) are skipped. The storm is judged
    * by the hits' own time, so a replay joins the event its hits would have joined.
+   *
+   * One hit, one event, one alert, whatever fails: the storm is claimed first (its event id derived
+   * from the storm key and its first hit's time; the storm's unique key lets one replica open it
+   * and the others join), then the event is written if it is not there yet, and only then is the
+   * alert signalled (`alert-<threatEventId>`) and the hits sealed and logged. A replay after a
+   * crash anywhere in between finds the same storm, the same event and the same alert.
    */
   private async record(stormKey: string, batch: HitReport[]): Promise<void[]> {
     const { threats, settings } = this.deps;
@@ -239,42 +263,31 @@ export class Tripwires {
     const hits = batch.filter((h) => !recorded.has(h.id));
     const [first] = hits;
     if (!first) return done;
-    let threatEventId = first === batch[0] ? storm : await threats.openStorm(stormKey, first.at);
-    const opened = !threatEventId;
-    if (!threatEventId) {
-      threatEventId = newId('thr');
-      await threats.openEvent({
-        id: threatEventId,
-        accountId: canary.accountId,
-        canaryId: canary.id,
-        canaryKind: canary.kind,
-        platform:
-          canary.platform ??
-          (canary.kind === 'email' || canary.kind === 'dns'
-            ? canary.kind
-            : platformOf(first.source.userAgent)),
-        source: first.source,
-        firstHitAt: first.at,
-        lastHitAt: first.at,
-        hitCount: 0,
-        alert: null,
-      });
-    }
-    // The alert starts (or hears of these hits) as soon as its event exists: the storm that points
-    // later hits at the event, and the hits' sealing and logging, are written meanwhile. The storm
-    // need only be there for this key's next batch, which waits for this one. Should a write fail,
-    // the journal replays the batch, which signals it again: a storm's count may then include it
-    // twice, never miss it.
+    const threatEventId =
+      (first === batch[0] ? storm : await threats.openStorm(stormKey, first.at)) ??
+      (await threats.claimStorm(stormKey, first.at, settings.stormWindowMs));
+    const opened = await threats.openEvent({
+      id: threatEventId,
+      accountId: canary.accountId,
+      canaryId: canary.id,
+      canaryKind: canary.kind,
+      platform:
+        canary.platform ??
+        (canary.kind === 'email' || canary.kind === 'dns'
+          ? canary.kind
+          : platformOf(first.source.userAgent)),
+      source: first.source,
+      firstHitAt: first.at,
+      lastHitAt: first.at,
+      hitCount: 0,
+      alert: null,
+    });
+    // The alert starts (or hears of these hits) as soon as its event exists, while the hits are
+    // sealed and logged. Should a write fail, the journal replays the batch, which signals it
+    // again: a storm's count may then include it twice, never miss it.
     const alerting = this.alert(canary, threatEventId, first, hits.length, opened);
-    const storming =
-      opened &&
-      threats.startStorm(
-        stormKey,
-        threatEventId,
-        new Date(first.at.getTime() + settings.stormWindowMs),
-      );
     try {
-      await Promise.all([storming, this.seal(canary, threatEventId, hits)]);
+      await this.seal(canary, threatEventId, hits);
     } finally {
       await alerting;
     }
@@ -351,6 +364,23 @@ export class Tripwires {
       this.deps.log.warn({ err, threatEventId }, 'threat alert not started yet');
     }
   }
+}
+
+/**
+ * A hit that could not be journaled is refused (never answered as if recorded): 503, retry
+ * shortly. Once the journal's disk takes writes again, hits are taken again.
+ */
+function journalUnavailable(err: unknown): DomainError {
+  const code = (err as { code?: unknown }).code;
+  return new DomainError(
+    'unavailable',
+    {
+      error: 'dependency_unavailable',
+      dependency: 'tripwire_journal',
+      message: `The tripwire journal could not be written${typeof code === 'string' ? ` (${code})` : ''}: retry shortly`,
+    },
+    JOURNAL_RETRY_AFTER_SECONDS,
+  );
 }
 
 /** The strings worth a lookup: present, and no longer than any token. */

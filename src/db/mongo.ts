@@ -35,6 +35,14 @@ export async function connectMongo(
   return { client, db: client.db(dbName) };
 }
 
+/**
+ * The same database, its writes acknowledged only once journaled (`j: true`): on disk, where a
+ * power loss keeps them, rather than in the server's memory (docs/operations.md).
+ */
+export function journaled(db: Db): Db {
+  return db.client.db(db.databaseName, { writeConcern: { j: true } });
+}
+
 /** Idempotent: creates only the declared indexes that are missing by name. */
 export async function ensureIndexes(db: Db, specs: readonly CollectionIndexes[]): Promise<void> {
   for (const spec of specs) {

@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { MongoBulkWriteError, type Collection, type Db } from 'mongodb';
 import type { Clock } from '../clock';
-import { isDuplicateKeyError } from '../db/mongo';
+import { isDuplicateKeyError, journaled } from '../db/mongo';
 import { newTimeOrderedId } from '../ids';
 import { KeyedBatches } from '../keyed-batches';
 import { evidenceWrites } from '../metrics';
@@ -64,10 +64,11 @@ export class EvidenceStore {
     db: Db,
     private readonly clock: Clock,
     /** The Merkle log; the benchmark's baseline passes one that appends nothing. */
-    private readonly log: Pick<LeafLog, 'append'> = new LeafLog(db),
+    private readonly log: Pick<LeafLog, 'append'> = new LeafLog(journaled(db)),
   ) {
-    this.records = db.collection<EvidenceDoc>(evidenceIndexes.collection);
-    this.heads = db.collection<ChainHeadDoc>(chainHeadsIndexes.collection);
+    // Sealed records, their leaves and heads are on disk before a write is acknowledged.
+    this.records = journaled(db).collection<EvidenceDoc>(evidenceIndexes.collection);
+    this.heads = journaled(db).collection<ChainHeadDoc>(chainHeadsIndexes.collection);
   }
 
   async append(accountId: string, input: EvidenceInput): Promise<EvidenceRecord> {
