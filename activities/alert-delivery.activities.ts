@@ -25,6 +25,8 @@ export interface AlertDeliveryDeps {
   db: Db;
   /** ALLOW_PRIVATE_WEBHOOK_TARGETS: development and tests only. */
   allowPrivateTargets: boolean;
+  /** The operator's deny list (OUTBOUND_DENY_CIDRS); none when absent. */
+  outboundDeny?: readonly string[];
   builtIns: BuiltInSettings;
   evidence: EvidenceStore;
   targets: DeliveryTargets;
@@ -56,13 +58,14 @@ interface AlertContext {
 export function alertDeliveryActivities({
   db,
   allowPrivateTargets,
+  outboundDeny = [],
   builtIns,
   evidence,
   targets,
 }: AlertDeliveryDeps) {
   const channels = new ChannelsRepository(db);
   const deliveries = new DeliveriesRepository(db);
-  const sender = new ChannelSender(db, allowPrivateTargets, builtIns);
+  const sender = new ChannelSender(db, allowPrivateTargets, builtIns, outboundDeny);
 
   /** Sends once and reports what happened; writes nothing (recording is the workflow's next step). */
   const sendOnce = async (input: AttemptInput, number: number): Promise<AttemptReport> => {

@@ -205,7 +205,10 @@ export function createApp({
       resends: new Resends(deliveries, temporal),
       temporal,
       clock,
-      targets: { allowPrivate: config.ALLOW_PRIVATE_WEBHOOK_TARGETS },
+      targets: {
+        allowPrivate: config.ALLOW_PRIVATE_WEBHOOK_TARGETS,
+        deny: config.OUTBOUND_DENY_CIDRS,
+      },
     },
     trail: audit,
     records: { evidence, service: evidenceService },

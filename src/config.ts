@@ -1,3 +1,4 @@
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { SIGNUP_MODES } from './accounts/auth.service';
 import './zod-messages';
@@ -127,6 +128,23 @@ const configSchema = z.object({
     description:
       'Let alert channels reach private and loopback addresses (development and tests only; logged at start)',
   }),
+  OUTBOUND_DENY_CIDRS: z
+    .string()
+    .default('')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((cidr) => cidr.trim())
+        .filter(Boolean),
+    )
+    .refine((cidrs) => cidrs.every((cidr) => ipaddr.isValidCIDR(cidr)), {
+      message: 'must be comma-separated CIDRs, e.g. 203.0.113.0/24,2001:db8::/32',
+    })
+    .meta({
+      description:
+        'Addresses alert channels may never reach though they are public (comma-separated CIDRs), checked like the built-in refusals when a channel is created or changed and before every delivery',
+      unset: '(unset: none beyond the built-in refusals)',
+    }),
   CHANNEL_TEST_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(4).meta({
     description:
       "Channel tests of one account running at once across all API replicas (slots in MongoDB, per account, so one tenant cannot make another wait; a dead replica's slot frees itself within 6 s); another waits up to 10 s, then gets 429 with `Retry-After: 60` and nothing is sent",

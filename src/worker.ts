@@ -40,6 +40,7 @@ async function main(): Promise<void> {
     activities: createActivities({
       db: mongo.db,
       allowPrivateTargets: config.ALLOW_PRIVATE_WEBHOOK_TARGETS,
+      outboundDeny: config.OUTBOUND_DENY_CIDRS,
       builtIns: builtInSettings(config),
       enricher: new IpEnricher({
         abuseIpdbKey: config.ABUSEIPDB_API_KEY,

@@ -8,6 +8,9 @@ import { whyNotGlobalUnicast } from '../net/special-purpose-addresses';
  * IPv4 outside every special-purpose block, IPv6 inside 2000::/3 and outside every special-purpose
  * block. Every resolved address must pass, at creation, at update and before every attempt. The URL
  * parser already turns decimal, hex, octal, short and IPv4-in-IPv6 spellings into one form.
+ *
+ * Two lists refuse addresses the registries call public: the cloud platform endpoints below, and
+ * the operator's own (`OUTBOUND_DENY_CIDRS`). Both apply even where private targets are allowed.
  */
 export class UnsafeTargetError extends Error {}
 
@@ -24,7 +27,45 @@ export interface TargetPolicy {
   requireHttps: boolean;
   /** Development and tests only (ALLOW_PRIVATE_WEBHOOK_TARGETS). */
   allowPrivate: boolean;
+  /** The operator's deny list, as CIDRs (OUTBOUND_DENY_CIDRS, validated at start). */
+  deny?: readonly string[];
   lookup?: Lookup;
+}
+
+/**
+ * Cloud metadata and platform endpoints at addresses IANA counts as public, so the allowlist
+ * cannot know them. The other endpoints clouds document sit in special-purpose blocks and are refused
+ * there: the metadata services of AWS, Google Cloud, Azure, Oracle, DigitalOcean, Hetzner and
+ * OpenStack (169.254.169.254), Tencent (169.254.0.23) and Scaleway (169.254.42.42) are link-local,
+ * Alibaba's (100.100.100.200) is shared address space, Oracle's older 192.0.0.192 is in the IETF
+ * protocol block, and the IPv6 ones (AWS fd00:ec2::254, Google fd20:ce::254, Scaleway fd00:42::42)
+ * are unique-local.
+ */
+export const CLOUD_PLATFORM_BLOCKS: readonly { cidr: string; name: string; source: string }[] = [
+  {
+    cidr: '168.63.129.16/32',
+    name: 'Azure platform endpoint (WireServer: VM agent, DNS, DHCP, health probes)',
+    source: 'https://learn.microsoft.com/azure/virtual-network/what-is-ip-address-168-63-129-16',
+  },
+  {
+    cidr: '161.26.0.0/16',
+    name: 'IBM Cloud service network (its private DNS resolvers 161.26.0.7 and 161.26.0.8)',
+    source: 'https://cloud.ibm.com/docs/dns-svcs?topic=dns-svcs-managing-permitted-networks',
+  },
+];
+
+/** Why the operator's deny list or the cloud platform list refuses `address`, if either does. */
+export function whyDenied(address: string, deny: readonly string[] = []): string | undefined {
+  const ip = ipaddr.process(address);
+  const inBlock = (cidr: string) => {
+    const [range, bits] = ipaddr.parseCIDR(cidr);
+    return range.kind() === ip.kind() && ip.match(range, bits);
+  };
+  const platform = CLOUD_PLATFORM_BLOCKS.find((block) => inBlock(block.cidr));
+  if (platform) return `a cloud platform endpoint: ${platform.name}`;
+  const denied = deny.find(inBlock);
+  if (denied) return `in ${denied}, which OUTBOUND_DENY_CIDRS refuses`;
+  return undefined;
 }
 
 const systemLookup: Lookup = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
@@ -56,8 +97,10 @@ export async function resolveSafeTarget(raw: string, policy: TargetPolicy): Prom
       });
   if (!addresses.length) throw new UnsafeTargetError(`host ${host} does not resolve`);
   // Every answer must be safe: a name with one public and one private record is refused.
-  for (const { address } of policy.allowPrivate ? [] : addresses) {
-    const why = whyNotGlobalUnicast(address);
+  for (const { address } of addresses) {
+    const denied = whyDenied(address, policy.deny);
+    if (denied) throw new UnsafeTargetError(`resolves to ${address}, ${denied}`);
+    const why = policy.allowPrivate ? undefined : whyNotGlobalUnicast(address);
     if (why) {
       throw new UnsafeTargetError(`resolves to ${address}, which is not a public address (${why})`);
     }

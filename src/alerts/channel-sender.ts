@@ -34,6 +34,8 @@ export class ChannelSender {
     db: Db,
     private readonly allowPrivateTargets: boolean,
     builtIns: BuiltInSettings,
+    /** OUTBOUND_DENY_CIDRS. */
+    private readonly deny: readonly string[] = [],
   ) {
     this.channels = new ChannelsRepository(db);
     this.users = new UsersRepository(db);
@@ -69,6 +71,7 @@ export class ChannelSender {
       target = await resolveSafeTarget(channel.url, {
         requireHttps: true,
         allowPrivate: this.allowPrivateTargets,
+        deny: this.deny,
       });
     } catch (err) {
       if (!(err instanceof UnsafeTargetError)) throw err;

@@ -198,7 +198,7 @@ export interface ChannelRoutesDeps {
   resends: Resends;
   temporal: Temporal;
   clock: Clock;
-  targets: Pick<TargetPolicy, 'allowPrivate' | 'lookup'>;
+  targets: Pick<TargetPolicy, 'allowPrivate' | 'deny' | 'lookup'>;
 }
 
 async function checkUrl(targets: ChannelRoutesDeps['targets'], url: string) {

@@ -97,6 +97,79 @@ describe('resolveSafeTarget', () => {
   });
 });
 
+describe('cloud platform endpoints and the operator deny list', () => {
+  const everywhere = [
+    ['webhooks', webhook],
+    ['private targets allowed', { requireHttps: true, allowPrivate: true }],
+  ] as const;
+
+  it.each(everywhere)(
+    'when a URL names Azure’s platform endpoint 168.63.129.16 (%s), then it is refused',
+    async (_, policy) => {
+      for (const url of [
+        'https://168.63.129.16/machine?comp=goalstate',
+        'https://[::ffff:168.63.129.16]/',
+        'https://2822734096/',
+      ]) {
+        await expect(resolveSafeTarget(url, policy)).rejects.toThrow(/Azure platform endpoint/);
+      }
+    },
+  );
+
+  it('when a host name resolves to a cloud platform endpoint, then it is refused', async () => {
+    for (const address of ['168.63.129.16', '161.26.0.7']) {
+      await expect(
+        resolveSafeTarget('https://hooks.example.com/', {
+          ...webhook,
+          lookup: resolvesTo(address),
+        }),
+      ).rejects.toThrow(/cloud platform endpoint/);
+    }
+  });
+
+  it.each([
+    'http://169.254.169.254/latest/meta-data/',
+    'http://100.100.100.200/latest/meta-data/',
+    'http://169.254.0.23/',
+    'http://169.254.42.42/',
+    'http://192.0.0.192/',
+    'http://[fd00:ec2::254]/',
+    'http://[fd20:ce::254]/',
+  ])(
+    'when a URL names another cloud metadata service (%s), then it is refused as not public',
+    async (url) => {
+      await expect(resolveSafeTarget(url, { ...webhook, requireHttps: false })).rejects.toThrow(
+        /not a public address/,
+      );
+    },
+  );
+
+  it.each(everywhere)(
+    'when an address is in OUTBOUND_DENY_CIDRS (%s), then it is refused and the CIDR named',
+    async (_, policy) => {
+      const deny = ['93.184.216.0/24', '2606:4700::/32'];
+      await expect(
+        resolveSafeTarget('https://93.184.216.34/', { ...policy, deny }),
+      ).rejects.toThrow(/93\.184\.216\.0\/24, which OUTBOUND_DENY_CIDRS refuses/);
+      await expect(
+        resolveSafeTarget('https://[2606:4700:4700::1111]/', { ...policy, deny }),
+      ).rejects.toThrow(/2606:4700::\/32/);
+      const lookup = resolvesTo('8.8.8.8', '93.184.216.34');
+      await expect(
+        resolveSafeTarget('https://mixed.example.com/', { ...policy, deny, lookup }),
+      ).rejects.toThrow(/93\.184\.216\.34/);
+    },
+  );
+
+  it('when an address is outside every denied CIDR, then it passes', async () => {
+    const target = await resolveSafeTarget('https://8.8.8.8/hook', {
+      ...webhook,
+      deny: ['93.184.216.0/24', '2606:4700::/32'],
+    });
+    expect(target.address).toBe('8.8.8.8');
+  });
+});
+
 describe('isPublicUnicast', () => {
   it.each(['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111'])('when %s, then public', (a) => {
     expect(isPublicUnicast(a)).toBe(true);

@@ -41,6 +41,7 @@ describe('loadConfig', () => {
       LOGIN_FAILURES_PER_MINUTE: 10,
       CONSOLE_DIR: 'dist/console',
       ALLOW_PRIVATE_WEBHOOK_TARGETS: false,
+      OUTBOUND_DENY_CIDRS: [],
       CHANNEL_TEST_CONCURRENCY: 4,
     });
   });
@@ -91,6 +92,23 @@ describe('loadConfig', () => {
     expect(loadConfig({ ...base, COOKIE_SECURE: 'false' })).toMatchObject({
       COOKIE_SECURE: false,
     });
+  });
+
+  it('when OUTBOUND_DENY_CIDRS lists CIDRs, then they parse; anything else is named', () => {
+    expect(
+      loadConfig({ ...base, OUTBOUND_DENY_CIDRS: ' 203.0.113.0/24, 2001:db8::/32 ' })
+        .OUTBOUND_DENY_CIDRS,
+    ).toEqual(['203.0.113.0/24', '2001:db8::/32']);
+    for (const bad of [
+      '203.0.113.7',
+      '203.0.113.0/33',
+      'example.com/24',
+      '10.0.0.0/8;1.2.3.0/24',
+    ]) {
+      expect(() => loadConfig({ ...base, OUTBOUND_DENY_CIDRS: bad })).toThrow(
+        /OUTBOUND_DENY_CIDRS: must be comma-separated CIDRs/,
+      );
+    }
   });
 
   it('when built-in channel settings are empty, then they are off; when malformed, they are named', () => {
