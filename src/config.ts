@@ -143,7 +143,7 @@ const configSchema = z.object({
     .meta({
       description:
         'Addresses alert channels may never reach though they are public (comma-separated CIDRs), checked like the built-in refusals when a channel is created or changed and before every delivery',
-      unset: '(unset: none beyond the built-in refusals)',
+      unset: '(unset: none)',
     }),
   CHANNEL_TEST_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(4).meta({
     description:
