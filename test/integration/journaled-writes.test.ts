@@ -1,0 +1,80 @@
+/**
+ * Which writes wait for the database's journal (`j: true`): a hit leaves the tripwire journal only
+ * once its writes are durable, so every write that records a hit or seals its evidence must ask for
+ * it. Read off the wire (the driver's command monitoring), against the real database server.
+ */
+import { MongoClient, type CommandStartedEvent } from 'mongodb';
+import { ThreatsRepository } from '../../src/canaries/threats.repository';
+import { EvidenceStore } from '../../src/evidence/evidence.store';
+import { testConfig } from '../support/test-app';
+
+const WRITES = new Set(['insert', 'update', 'delete', 'findAndModify']);
+
+describe('journaled writes', () => {
+  it('when a hit is recorded and sealed, then every write to the threat log, its event and storm and its evidence asks for j: true', async () => {
+    const config = testConfig();
+    const client = new MongoClient(config.MONGODB_URI, { monitorCommands: true });
+    const writes: CommandStartedEvent[] = [];
+    client.on('commandStarted', (event) => {
+      if (WRITES.has(event.commandName)) writes.push(event);
+    });
+    try {
+      const db = client.db(config.MONGODB_DB);
+      const threats = new ThreatsRepository(db);
+      const evidence = new EvidenceStore(db, () => new Date());
+      const at = new Date();
+      const threatEventId = await threats.claimStorm('cnr_1|203.0.113.9', at, 60_000);
+      const source = {
+        ip: '203.0.113.9',
+        userAgent: 'curl/8',
+        via: 'url' as const,
+        mailServer: null,
+      };
+      await threats.openEvent({
+        id: threatEventId,
+        accountId: 'usr_1',
+        canaryId: 'cnr_1',
+        canaryKind: 'url',
+        platform: 'curl',
+        source,
+        firstHitAt: at,
+        lastHitAt: at,
+        hitCount: 0,
+        alert: null,
+      });
+      const [record] = await evidence.appendMany('usr_1', [{ kind: 'threat.hit', data: { at } }]);
+      await threats.addHits(threatEventId, [
+        {
+          id: 'hit_1',
+          accountId: 'usr_1',
+          canaryId: 'cnr_1',
+          threatEventId,
+          at,
+          source,
+          requestId: null,
+          evidence: { logId: record!.id, seq: record!.seq, contentHash: record!.contentHash! },
+        },
+      ]);
+
+      const written = writes.map((w) => ({
+        collection: String(w.command[w.commandName]),
+        writeConcern: w.command.writeConcern as unknown,
+      }));
+      expect(new Set(written.map((w) => w.collection))).toEqual(
+        new Set([
+          'threat_storms',
+          'threat_events',
+          'threat_hits',
+          'evidence',
+          'evidence_leaves',
+          'evidence_heads',
+        ]),
+      );
+      for (const write of written) {
+        expect(write).toEqual({ collection: write.collection, writeConcern: { j: true } });
+      }
+    } finally {
+      await client.close();
+    }
+  });
+});
