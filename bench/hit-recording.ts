@@ -30,6 +30,7 @@ const { values } = parseArgs({
 });
 const OPS = Number(values.ops);
 const CONCURRENCY = Number(values.concurrency);
+const ROUNDS = 4;
 
 const source = { ip: '203.0.113.9', userAgent: 'curl/8', via: 'url' as const, mailServer: null };
 const eventOf = (id: string, at: Date): ThreatEvent => ({
@@ -45,15 +46,42 @@ const eventOf = (id: string, at: Date): ThreatEvent => ({
   alert: null,
 });
 
-/** Latencies of `OPS` runs of `op`, after as many unmeasured ones (collections made, code warm). */
-async function timed(op: (i: number) => Promise<unknown>) {
-  await pool(OPS, CONCURRENCY, (i) => op(OPS + i).then(() => 0));
-  const { latencies, seconds } = await pool(OPS, CONCURRENCY, async (i) => {
+interface Figures {
+  p50: number;
+  p99: number;
+}
+
+/** Latencies of one batch of `ops` runs of `op`, numbered from `from`. */
+async function latencies(op: (i: number) => Promise<unknown>, from: number, ops: number) {
+  const timed = await pool(ops, CONCURRENCY, async (i) => {
     const started = performance.now();
-    await op(i);
+    await op(from + i);
     return performance.now() - started;
   });
-  return { p50: pct(latencies, 50), p99: pct(latencies, 99), perSecond: OPS / seconds };
+  return timed.latencies;
+}
+
+/**
+ * `before` and `now`, `OPS` runs each after as many unmeasured ones (collections made, code warm),
+ * taken in alternating rounds so that whatever else the shared machine does weighs on both alike.
+ */
+async function compare(
+  before: (i: number) => Promise<unknown>,
+  now: (i: number) => Promise<unknown>,
+): Promise<[Figures, Figures]> {
+  await latencies(before, 0, OPS);
+  await latencies(now, 0, OPS);
+  const taken: [number[], number[]] = [[], []];
+  const per = Math.ceil(OPS / ROUNDS);
+  for (let round = 0; round < ROUNDS; round++) {
+    const from = OPS + round * per;
+    taken[0].push(...(await latencies(before, from, per)));
+    taken[1].push(...(await latencies(now, from, per)));
+  }
+  return taken.map((all) => {
+    const sorted = all.sort((a, b) => a - b);
+    return { p50: pct(sorted, 50), p99: pct(sorted, 99) };
+  }) as [Figures, Figures];
 }
 
 async function main(): Promise<void> {
@@ -65,31 +93,40 @@ async function main(): Promise<void> {
     const plain = db.collection<{ _id: string } & Record<string, unknown>>('threat_events_before');
     const stormsBefore = db.collection<{ _id: string } & Record<string, unknown>>('storms_before');
     const run = Date.now();
-    const rows: [string, Awaited<ReturnType<typeof timed>>, Awaited<ReturnType<typeof timed>>][] =
-      [];
+    const rows: [string, Figures, Figures][] = [];
 
-    const newBefore = await timed(async (i) => {
-      const { id, ...rest } = eventOf(`thr_before_${run}_${i}`, new Date());
-      await plain.insertOne({ _id: id, ...rest, alertPendingSince: rest.firstHitAt });
-      // The storm was written beside the signal, off this path.
-      void stormsBefore.updateOne(
-        { _id: `cnr_${i}|203.0.113.9` },
-        { $set: { threatEventId: id } },
-        { upsert: true },
-      );
-    });
-    const newNow = await timed(async (i) => {
-      const at = new Date();
-      const id = await threats.claimStorm(`cnr_${run}_${i}|203.0.113.9`, at, 60_000);
-      await threats.openEvent(eventOf(id, at));
-    });
-    rows.push(['new storm, until the alert may be signalled', newBefore, newNow]);
+    rows.push([
+      'new storm, until the alert may be signalled',
+      ...(await compare(
+        async (i) => {
+          const { id, ...rest } = eventOf(`thr_before_${run}_${i}`, new Date());
+          await plain.insertOne({ _id: id, ...rest, alertPendingSince: rest.firstHitAt });
+          // The storm was written beside the signal, off this path.
+          void stormsBefore
+            .updateOne(
+              { _id: `cnr_${run}_${i}|203.0.113.9` },
+              { $set: { threatEventId: id } },
+              { upsert: true },
+            )
+            .catch(() => undefined);
+        },
+        async (i) => {
+          const at = new Date();
+          const id = await threats.claimStorm(`cnr_${run}_${i}|203.0.113.9`, at, 60_000);
+          await threats.openEvent(eventOf(id, at));
+        },
+      )),
+    ]);
 
     const joined = eventOf(`thr_joined_${run}`, new Date());
     await threats.openEvent(joined);
-    const joinBefore = await timed(() => Promise.resolve());
-    const joinNow = await timed(() => threats.openEvent(joined));
-    rows.push(['batch joining an open storm, before its signal', joinBefore, joinNow]);
+    rows.push([
+      'batch joining an open storm, before its signal',
+      ...(await compare(
+        () => Promise.resolve(),
+        () => threats.openEvent(joined),
+      )),
+    ]);
 
     const hits = (target: typeof db, name: string) => async (i: number) => {
       await target
@@ -101,8 +138,7 @@ async function main(): Promise<void> {
     };
     rows.push([
       "a hit's writes, default write concern vs j: true",
-      await timed(hits(db, 'default')),
-      await timed(hits(journaled(db), 'journaled')),
+      ...(await compare(hits(db, 'default'), hits(journaled(db), 'journaled'))),
     ]);
 
     console.log(`\n${OPS} operations, ${CONCURRENCY} at a time, on ${mongo.description}\n`);

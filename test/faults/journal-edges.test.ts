@@ -141,10 +141,16 @@ describe('the journal disk fills up', () => {
       const full = await stack.request(paths, [0]);
       await sleep(1_000); // an API that is going down has gone by then
       const refused = full.filter((a) => a.status === 503);
-      const health = await fetch(stack.url(0, '/healthz')).then(
-        (res) => res.status,
-        () => 0,
-      );
+      // Other routes keep working: a liveness check, and (database up) a signed-in read.
+      const statusOf = (path: string, token?: string) =>
+        fetch(stack.url(0, path), {
+          headers: token ? { authorization: `Bearer ${token}` } : {},
+        }).then(
+          (res) => res.status,
+          () => 0,
+        );
+      const health = await statusOf('/healthz');
+      const signedIn = database === 'up' ? await statusOf('/api/users/me', who.token) : 200;
       let crashes = crashed(0) ? 1 : 0;
       await leaveFree(null);
       if (database === 'down') await stack.startMongo();
@@ -157,11 +163,12 @@ describe('the journal disk fills up', () => {
       table.push(
         `| journal disk full, database ${database}, ${count} concurrent hits; then space given back and ${count} more | ${count * 2} | ${answered.length} | ${refused.length} | ${lost} | ${duplicates} | ${crashes} |`,
       );
-      expect({ lost, duplicates, crashes, health }).toEqual({
+      expect({ lost, duplicates, crashes, health, signedIn }).toEqual({
         lost: 0,
         duplicates: 0,
         crashes: 0,
         health: 200,
+        signedIn: 200,
       });
       // Every hit is either answered 200 (written) or refused 503 naming the journal.
       expect(full.every((a) => a.status === 200 || a.status === 503)).toBe(true);

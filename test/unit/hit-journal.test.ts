@@ -7,7 +7,13 @@ import { HitJournal, type JournalSettings } from '../../src/canaries/hit-journal
 type Entry = { id: string };
 const log = pino({ level: 'silent' });
 
-function journalIn(dir: string, replayed: Entry[][] = [], fail = false, rotateMs = 60_000) {
+function journalIn(
+  dir: string,
+  replayed: Entry[][] = [],
+  fail = false,
+  rotateMs = 60_000,
+  logger = log,
+) {
   const settings: JournalSettings = { dir, rotateMs, replayMs: 60_000, staleMs: 10_000 };
   return new HitJournal<Entry>(
     settings,
@@ -16,7 +22,7 @@ function journalIn(dir: string, replayed: Entry[][] = [], fail = false, rotateMs
       replayed.push(entries);
       return Promise.resolve();
     },
-    log,
+    logger,
   );
 }
 const segments = async (dir: string) =>
@@ -99,7 +105,7 @@ describe('the tripwire journal', () => {
     await Promise.all([live.stop(), other.stop()]);
   });
 
-  it('when the last line was torn by a crash, then the complete lines are replayed', async () => {
+  it('when the last line was torn by a crash, then the complete lines are replayed and the log says so', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'journal-'));
     const first = journalIn(dir);
     (await first.append({ id: 'a' })).settle(false);
@@ -107,9 +113,14 @@ describe('the tripwire journal', () => {
     const [segment] = await segments(dir);
     await appendFile(join(dir, segment!), '{"id":"b"');
     const replayed: Entry[][] = [];
-    const next = journalIn(dir, replayed);
+    const lines: string[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) });
+    const next = journalIn(dir, replayed, false, 60_000, logger);
     await next.replayOnce();
     expect(replayed).toEqual([[{ id: 'a' }]]);
+    expect(lines.map((l) => JSON.parse(l) as { msg: string; unreadable: number })).toEqual([
+      expect.objectContaining({ msg: 'tripwire journal: torn line skipped', unreadable: 1 }),
+    ]);
     await next.stop();
   });
 });
