@@ -20,6 +20,7 @@ const table = [
 let stack: ProcessStack;
 let small: string;
 let filler: string;
+let mounted = false;
 
 /** The API's process has exited without being told to. */
 const crashed = (n: number) => {
@@ -111,6 +112,7 @@ beforeAll(async () => {
       small = join(dataDir, 'small');
       await mkdir(small);
       execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', small]);
+      mounted = true;
       filler = join(small, 'filler');
       apis[0]!.TRIPWIRE_JOURNAL_DIR = join(small, 'journal');
     },
@@ -120,7 +122,7 @@ beforeAll(async () => {
 afterAll(async () => {
   console.log(table.join('\n'));
   await stack?.stop();
-  if (small) execFileSync('umount', [small]);
+  if (mounted) execFileSync('umount', [small]);
 }, 60_000);
 
 jest.setTimeout(240_000);
