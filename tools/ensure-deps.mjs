@@ -2,7 +2,7 @@
 // node_modules is missing or older than package-lock.json, printing progress while npm works (it
 // prints nothing of its own for minutes). Plain Node on purpose: nothing is installed yet.
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { clearInterval, setInterval } from 'node:timers';
 
 const major = Number(process.versions.node.split('.')[0]);
@@ -18,29 +18,14 @@ const marker = 'node_modules/.package-lock.json';
 const stale =
   !existsSync(marker) || statSync(marker).mtimeMs < statSync('package-lock.json').mtimeMs;
 
-/** Packages unpacked so far: scoped folders count their members. */
-function installed() {
-  if (!existsSync('node_modules')) return 0;
-  return readdirSync('node_modules').reduce(
-    (n, name) =>
-      n +
-      (name.startsWith('@')
-        ? readdirSync(`node_modules/${name}`).length
-        : name.startsWith('.')
-          ? 0
-          : 1),
-    0,
-  );
-}
-
 if (stale) {
   const started = Date.now();
   console.log(
-    '[setup] installing npm packages (npm install; about 1 minute on an empty npm cache)…',
+    '[setup] installing npm packages (npm install: about 1–2 minutes with an empty npm cache)…',
   );
+  // npm lays out every package folder at once, then fills them: only the time says how far it is.
   const progress = setInterval(() => {
-    const seconds = Math.round((Date.now() - started) / 1000);
-    console.log(`[setup]   … npm install, ${seconds} s, ${installed()} packages in node_modules`);
+    console.log(`[setup]   … npm install, ${Math.round((Date.now() - started) / 1000)} s`);
   }, 10_000);
   // The committed lockfile decides every version; an install leaves it unchanged.
   const npm = spawn('npm', ['install', '--no-audit', '--no-fund'], { stdio: 'inherit' });
