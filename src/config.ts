@@ -77,7 +77,7 @@ const configSchema = z.object({
     )
     .meta({
       description:
-        "Which reverse proxies' `X-Forwarded-*` to believe: a hop count, or addresses/subnets (`loopback`, `10.0.0.0/8`, comma-separated); `true` is refused (any client could choose its address)",
+        "Which reverse proxies' `X-Forwarded-*` to believe: their addresses or subnets (`loopback`, `10.0.0.0/8`, comma-separated; the compose file names its Caddy's), or a hop count (only when nothing else reaches the port); `true` is refused (any client could choose its address)",
     }),
   SESSION_TTL_HOURS: z.coerce
     .number()
@@ -238,7 +238,7 @@ const configSchema = z.object({
   }),
   EVIDENCE_SIGNING_KEY: optional(z.string().min(1)).meta({
     description:
-      "Ed25519 key signing the evidence log's checkpoints: `PRIVATE+KEY+…` (`npm run evidence-key`) or a file holding it; development makes one in `.data/`",
+      "Ed25519 key signing the evidence log's checkpoints: `PRIVATE+KEY+…` or a file holding it (`admin.cli.js evidence-key`, `npm run evidence-key`; the compose file's `evidence-key` job makes the file); development makes one in `.data/`",
     unset: '(required in production)',
   }),
   CHECKPOINT_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60).meta({
