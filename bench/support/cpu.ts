@@ -1,7 +1,6 @@
 /**
- * CPU time of this process and every process it started (Linux /proc), by program name, for a
- * benchmark to report the CPU one unit of work costs across the whole stack: the API (this process),
- * the worker (node), the embedded database (java) and Temporal (temporal).
+ * CPU time of this process and every process it started (Linux /proc), by part of the stack, for a
+ * benchmark to report the CPU one unit of work costs across the whole stack.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 
@@ -28,7 +27,21 @@ function stat(pid: string): Stat | undefined {
   }
 }
 
-/** CPU seconds so far by program, this process counted as `api`. */
+/**
+ * Which part of the stack a process is: this one is the API (with the benchmark's client and
+ * receiver), `java` the embedded database, `temporal` the Temporal dev server, and any other the
+ * worker (node names its main thread `MainThread`; tsx runs an esbuild beside it).
+ */
+const partOf = (s: Stat) =>
+  s.pid === process.pid
+    ? 'api'
+    : s.name === 'java'
+      ? 'database'
+      : s.name === 'temporal'
+        ? 'temporal'
+        : 'worker';
+
+/** CPU seconds so far by part of the stack. */
 export function stackCpu(): Map<string, number> {
   const all = readdirSync('/proc')
     .filter((entry) => /^\d+$/.test(entry))
@@ -44,7 +57,7 @@ export function stackCpu(): Map<string, number> {
   }
   const byName = new Map<string, number>();
   for (const s of all.filter((p) => mine.has(p.pid))) {
-    const name = s.pid === process.pid ? 'api' : s.name;
+    const name = partOf(s);
     byName.set(name, (byName.get(name) ?? 0) + s.seconds);
   }
   return byName;
