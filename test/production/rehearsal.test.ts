@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -191,10 +191,10 @@ beforeAll(async () => {
     },
   );
   const caddyRoot = join(caddyHome, 'caddy', 'pki', 'authorities', 'local', 'root.crt');
-  await until('proxy', proxy, async () => {
-    tls = new Agent({ connect: { ca: readFileSync(caddyRoot) } });
-    return (await https(`${urls.api}/readyz`)).ok;
-  });
+  // Caddy makes its CA (and so the root the client trusts) as it starts.
+  await until('proxy CA', proxy, () => Promise.resolve(existsSync(caddyRoot)));
+  tls = new Agent({ connect: { ca: readFileSync(caddyRoot) } });
+  await until('proxy', proxy, async () => (await https(`${urls.api}/readyz`)).ok);
 }, 600_000);
 
 afterAll(async () => {
