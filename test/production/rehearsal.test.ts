@@ -144,9 +144,14 @@ beforeAll(async () => {
     DECOY_SMTP_PORT: '0',
     PUBLIC_BASE_URL: urls.api,
     PUBLIC_TRIPWIRE_URL: urls.tripwire,
-    TRUST_PROXY: apiEnv.TRUST_PROXY === proxyAddressInCompose() ? PROXY_ADDRESS : 'mismatch',
+    // The proxy's address on `front` becomes the one Caddy connects from here; any other value (a
+    // hop count, another address) is rehearsed as the compose file has it.
+    TRUST_PROXY:
+      apiEnv.TRUST_PROXY === proxyAddressInCompose() ? PROXY_ADDRESS : apiEnv.TRUST_PROXY!,
     TRIPWIRE_JOURNAL_DIR: join(dir, 'journal'),
-    EVIDENCE_SIGNING_KEY: apiEnv.EVIDENCE_SIGNING_KEY === composeKey ? key : 'mismatch',
+    // The job's file, at its path here; a key the compose file named some other way is used as is.
+    EVIDENCE_SIGNING_KEY:
+      apiEnv.EVIDENCE_SIGNING_KEY === composeKey ? key : apiEnv.EVIDENCE_SIGNING_KEY!,
   });
   api = start('api', compose.services.api!.command!, apiProcessEnv);
   await until('api', api, async () => (await fetch(`http://127.0.0.1:${ports.api}/readyz`)).ok);
