@@ -42,5 +42,15 @@ module.exports = {
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },
+    {
+      // The compose deployment rehearsed natively: builds dist/ and runs it (npm run test:production).
+      displayName: 'production',
+      testEnvironment: '<rootDir>/test/support/leak-checking-environment.ts',
+      setupFilesAfterEnv: ['<rootDir>/test/support/mongo-client-tracking.ts'],
+      transform,
+      testMatch: ['<rootDir>/test/production/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+    },
   ],
 };

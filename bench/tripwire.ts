@@ -22,6 +22,7 @@ import { connectMongo, ensureIndexes } from '../src/db/mongo';
 import { createTemporal } from '../src/temporal/client';
 import { tripwirePayload } from '../test/support/alerts';
 import type { Hit } from '../test/support/receiver';
+import { cpuBetween, stackCpu } from './support/cpu';
 import { pct, pool } from './support/latency';
 import { startWorkerStack } from './support/worker-stack';
 
@@ -132,6 +133,7 @@ async function main(): Promise<void> {
     console.error(`${ALERTS} tripwires fired once each, ${CONCURRENCY} at a time…`);
     const canaries: Planted[] = [];
     for (let i = 0; i < ALERTS; i++) canaries.push(await plant());
+    const cpuBefore = stackCpu();
     const latency = await pool(ALERTS, CONCURRENCY, async (i) => {
       const started = performance.now();
       await fetch(`${base}${canaries[i]!.path}`, {
@@ -140,6 +142,7 @@ async function main(): Promise<void> {
       await alerted(canaries[i]!.id);
       return performance.now() - started;
     });
+    const cpu = cpuBetween(cpuBefore, stackCpu());
 
     console.error(`${HITS} hits on 10 tripwires from 5 sources, ${CONCURRENCY} at a time…`);
     const targets: Planted[] = [];
@@ -179,6 +182,17 @@ async function main(): Promise<void> {
         `| ${name} | ${(ALERTS / run.seconds).toFixed(1)} | ${pct(l, 50).toFixed(0)} | ${pct(l, 95).toFixed(0)} | ${pct(l, 99).toFixed(0)} | ${(pct(l, 50) / baseP50).toFixed(2)}× |`,
       );
     }
+    // The stack's CPU per fired tripwire, by process: what sizing hosts for an alert rate needs.
+    // `api` is this process, so it includes the benchmark's own client and receiver.
+    console.log(`\nCPU per tripwire alert (request → signed webhook), ms\n`);
+    console.log('| Process | CPU ms per alert |');
+    console.log('|---|---:|');
+    let total = 0;
+    for (const [name, seconds] of [...cpu].sort((a, b) => b[1] - a[1])) {
+      total += seconds;
+      console.log(`| ${name} | ${((seconds / ALERTS) * 1000).toFixed(1)} |`);
+    }
+    console.log(`| all | ${((total / ALERTS) * 1000).toFixed(1)} |`);
     console.log(`\n${HITS} requests, ${CONCURRENCY} at a time\n`);
     console.log('| Path | requests/s | p50 ms | p99 ms | ratio |');
     console.log('|---|---:|---:|---:|---:|');

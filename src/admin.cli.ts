@@ -1,20 +1,26 @@
 import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
 import { normaliseEmail } from './accounts/auth.service';
 import { InvitesRepository } from './accounts/invites.repository';
 import { PasswordHasher } from './accounts/passwords';
 import { SessionsRepository } from './accounts/sessions.repository';
 import { newSecretToken, tokenDigest } from './accounts/tokens';
 import { EmailTakenError, type User, UsersRepository } from './accounts/users.repository';
-import { loadConfigOrExit } from './config';
+import { loadConfigOrExit, type Config } from './config';
 import { connectMongo, type Database } from './db/mongo';
+import { generateSigner, verifierKey } from './evidence/log/signed-note';
+import { keyInFile, logOrigin } from './evidence/log/signing-key';
 import { PLAN_IDS, type PlanId } from './plans';
 
-const USAGE = `Usage: npm run admin -- <command>
+const USAGE = `Usage: npm run admin -- <command>   (in the image: node dist/src/admin.cli.js <command>)
   set-plan <email or user id> <${PLAN_IDS.join('|')}>
   create-user <email>                 make an account; prints a one-time password to change
   reset-password <email or user id>   new one-time password; every session of the account ends
   revoke-sessions <email or user id>  ends every session of the account (it must log in again)
-  invite <email> [days, default 7]    an invitation code for sign-up when SIGNUP_MODE=invite`;
+  invite <email> [days, default 7]    an invitation code for sign-up when SIGNUP_MODE=invite
+  evidence-key [origin]               a new evidence signing key (stdout) and its public key (stderr)
+  evidence-key --file <path> [origin] the same, written to <path> (owner-only) unless a key is there
+                                      already; prints the public key. No database needed.`;
 
 const INVITE_DAYS_DEFAULT = 7;
 
@@ -23,7 +29,15 @@ const oneTimePassword = () => randomBytes(18).toString('base64url');
 
 class UsageError extends Error {}
 
-type Command = (db: Database, args: string[]) => Promise<number>;
+function parsedOrUsage<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch {
+    throw new UsageError();
+  }
+}
+
+type Command = (db: Database, args: string[], config: Config) => Promise<number>;
 
 async function findUser(users: UsersRepository, who: string | undefined): Promise<User | null> {
   if (!who) throw new UsageError();
@@ -47,7 +61,7 @@ const COMMANDS: Record<string, Command> = {
     return 0;
   },
 
-  async 'create-user'({ db }, [email]) {
+  async 'create-user'({ db }, [email], { plans }) {
     if (!email?.includes('@')) throw new UsageError();
     const password = oneTimePassword();
     try {
@@ -55,6 +69,7 @@ const COMMANDS: Record<string, Command> = {
         normaliseEmail(email),
         await hasher().hash(password),
         new Date(),
+        plans.defaultPlan,
       );
       console.log(`${user.email} (${user.id}) created; one-time password: ${password}`);
       return 0;
@@ -103,8 +118,44 @@ const COMMANDS: Record<string, Command> = {
   },
 };
 
-/** Operator commands: plans, accounts, passwords, sessions, invitations. */
+/**
+ * Makes the key that signs the evidence log's checkpoints (EVIDENCE_SIGNING_KEY), before any
+ * database exists: printed, or kept in a file the API then reads (the compose file's one-shot
+ * `evidence-key` service). The origin names the log in checkpoints, `<PUBLIC_BASE_URL host>/evidence`
+ * by default.
+ */
+async function evidenceKey(args: string[]): Promise<number> {
+  const { values, positionals } = parsedOrUsage(() =>
+    parseArgs({ args, options: { file: { type: 'string' } }, allowPositionals: true }),
+  );
+  if (positionals.length > 1) throw new UsageError();
+  const origin =
+    positionals[0] ?? logOrigin({ PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL || DEFAULT_ORIGIN });
+  if (values.file) {
+    const { signer, made } = await keyInFile(values.file, origin);
+    console.error(`${made ? 'made' : 'kept'} the evidence signing key in ${values.file}`);
+    console.error(`public key (verifier key): ${verifierKey(signer)}`);
+    return 0;
+  }
+  const { signer, skey } = generateSigner(origin);
+  console.log(skey);
+  console.error(`public key (verifier key): ${verifierKey(signer)}`);
+  return 0;
+}
+
+const DEFAULT_ORIGIN = 'http://localhost:8080';
+
+/** Operator commands: plans, accounts, passwords, sessions, invitations, the evidence key. */
 async function main([name, ...args]: string[]): Promise<number> {
+  if (name === 'evidence-key') {
+    try {
+      return await evidenceKey(args);
+    } catch (err) {
+      if (!(err instanceof UsageError)) throw err;
+      console.error(USAGE);
+      return 2;
+    }
+  }
   const command = name ? COMMANDS[name] : undefined;
   if (!command) {
     console.error(USAGE);
@@ -113,7 +164,7 @@ async function main([name, ...args]: string[]): Promise<number> {
   const config = loadConfigOrExit();
   const mongo = await connectMongo(config.MONGODB_URI, config.MONGODB_DB);
   try {
-    return await command(mongo, args);
+    return await command(mongo, args, config);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
     console.error(USAGE);

@@ -56,7 +56,7 @@ import { MongoCounterStore, type CounterStore } from './metering/counters.reposi
 import { Meter } from './metering/meter';
 import { metered } from './metering/metered';
 import { PlanLookup } from './metering/plan-lookup';
-import { PLAN_LIMITS, type PlanLimits } from './metering/plan-limits';
+import type { PlanLimits } from './metering/plan-limits';
 import { ShieldInspector } from './shield/shield.service';
 import type { Temporal } from './temporal/client';
 import { DEFAULT_RECONCILER_SETTINGS, StartReconciler } from './temporal/start-reconciler';
@@ -125,7 +125,7 @@ export function createApp({
   mongo,
   temporal,
   clock = systemClock,
-  planLimits = PLAN_LIMITS,
+  planLimits = config.plans.limits,
   counters = new MongoCounterStore(mongo.db),
   signer = generateSigner('tripwire.test/evidence').signer,
 }: AppDeps): Api {
@@ -145,6 +145,7 @@ export function createApp({
     sessionTtlMs: config.SESSION_TTL_HOURS * HOUR_MS,
     refreshTtlMs: config.REFRESH_TTL_DAYS * 24 * HOUR_MS,
     signupMode: config.SIGNUP_MODE,
+    defaultPlan: config.plans.defaultPlan,
   });
   // One store per process, so every evidence append of an account shares one group commit.
   const log = new EvidenceLog(mongo.db, signer, clock);
@@ -153,7 +154,13 @@ export function createApp({
   const evidenceService = new EvidenceService(evidence, log);
   const audit = new AuditTrail(store, evidence);
   const trail = new AuditTrailWriter(audit, logger);
-  const meter = new Meter({ counters, limits: planLimits, clock, log: logger });
+  const meter = new Meter({
+    counters,
+    limits: planLimits,
+    upgradeUrl: config.plans.upgradeUrl,
+    clock,
+    log: logger,
+  });
   const plans = new PlanLookup(users);
   const meterPlant = metered(meter, plans, 'canary_plants');
 
@@ -212,7 +219,7 @@ export function createApp({
     },
     trail: audit,
     records: { evidence, service: evidenceService },
-    exports: { evidence, users, log, now: clock },
+    exports: { evidence, users, log, plans: config.plans, now: clock },
     chains: evidenceService,
     hashes: hashesDeps(evidenceService),
     log,

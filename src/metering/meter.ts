@@ -3,7 +3,7 @@ import type { Clock } from '../clock';
 import { DomainError } from '../errors';
 import { meterRefusals } from '../metrics';
 import type { Logger } from '../logger';
-import { PLAN_DISPLAY_NAMES, UPGRADE_URL, type PlanId } from '../plans';
+import { PLAN_DISPLAY_NAMES, type PlanId } from '../plans';
 import type { CounterStore, WindowCounts, WindowKeys } from './counters.repository';
 import type { ActionLimits, MeteredAction, PlanLimits } from './plan-limits';
 import { dayWindow, minuteWindow, monthWindow, utcDate, type Window } from './windows';
@@ -35,6 +35,8 @@ export type UsageRow = z.output<typeof usageRowView>;
 interface MeterDeps {
   counters: CounterStore;
   limits: PlanLimits;
+  /** Where a 402 sends the user to change plan (UPGRADE_URL). */
+  upgradeUrl: string;
   clock: Clock;
   log: Logger;
 }
@@ -138,7 +140,7 @@ export class Meter {
       limit,
       ...extra,
       message: `The ${PLAN_DISPLAY_NAMES[plan]} plan allows ${limit} ${metric.replace(/_/g, ' ')}; it resets on ${utcDate(window.resetsAt)}.`,
-      upgrade_url: UPGRADE_URL,
+      upgrade_url: this.deps.upgradeUrl,
       resets_at: utcDate(window.resetsAt),
     });
   }

@@ -1,4 +1,7 @@
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import request from 'supertest';
 import { PASSWORD, signUpAndLogIn, uniqueEmail } from '../support/accounts';
 import { createTestApp, testConfig, type TestApp } from '../support/test-app';
@@ -15,12 +18,15 @@ function admin(...args: string[]) {
 }
 
 function adminOn(app: TestApp, ...args: string[]) {
+  return adminWith(
+    { MONGODB_URI: app.config.MONGODB_URI, MONGODB_DB: app.config.MONGODB_DB },
+    args,
+  );
+}
+
+function adminWith(env: Record<string, string>, args: string[]) {
   return spawnSync('node_modules/.bin/tsx', ['src/admin.cli.ts', ...args], {
-    env: {
-      ...process.env,
-      MONGODB_URI: app.config.MONGODB_URI,
-      MONGODB_DB: app.config.MONGODB_DB,
-    },
+    env: { ...process.env, ...env },
     encoding: 'utf8',
   });
 }
@@ -75,6 +81,16 @@ describe('npm run admin -- account commands', () => {
     const password = oneTimePassword(run.stdout);
     expect(password).toMatch(/^[A-Za-z0-9_-]{24}$/);
     expect((await login(email, password)).status).toBe(200);
+  });
+
+  it("when DEFAULT_PLAN is set, then create-user's account starts on it", async () => {
+    const email = uniqueEmail();
+    const run = adminWith(
+      { MONGODB_URI: t.config.MONGODB_URI, MONGODB_DB: t.config.MONGODB_DB, DEFAULT_PLAN: 'pro' },
+      ['create-user', email],
+    );
+    expect(run.status).toBe(0);
+    expect(await t.mongo.db.collection('users').findOne({ email })).toMatchObject({ plan: 'pro' });
   });
 
   it('when create-user names a registered email, then exit 1 and the account is unchanged', async () => {
@@ -141,6 +157,50 @@ describe('npm run admin -- account commands', () => {
       expect(await invited.mongo.db.collection('users').countDocuments()).toBe(1);
     } finally {
       await invited.close();
+    }
+  });
+});
+
+describe('npm run admin -- evidence-key (node dist/src/admin.cli.js evidence-key in the image)', () => {
+  // No database: the compose file's evidence-key job runs before any exists, without a network.
+  const noDatabase = { MONGODB_URI: '' };
+
+  it('when run, then it prints a key for the PUBLIC_BASE_URL host, and its public key on stderr', () => {
+    const run = adminWith({ ...noDatabase, PUBLIC_BASE_URL: 'https://t.example.com' }, [
+      'evidence-key',
+    ]);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/^PRIVATE\+KEY\+t\.example\.com\/evidence\+[0-9a-f]{8}\+\S+\n$/);
+    expect(run.stderr).toMatch(/public key \(verifier key\): t\.example\.com\/evidence\+/);
+  });
+
+  it('when given --file, then it makes an owner-only key once and keeps it on later runs', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'evidence-key-'));
+    const file = join(dir, 'keys', 'evidence.key');
+    try {
+      const first = adminWith(noDatabase, ['evidence-key', '--file', file]);
+      expect([first.status, first.stdout]).toEqual([0, '']);
+      expect(first.stderr).toContain(`made the evidence signing key in ${file}`);
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      const key = readFileSync(file, 'utf8');
+      expect(key).toMatch(/^PRIVATE\+KEY\+localhost:8080\/evidence\+/);
+
+      const second = adminWith(noDatabase, ['evidence-key', '--file', file]);
+      expect(second.status).toBe(0);
+      expect(second.stderr).toContain('kept the evidence signing key');
+      expect(readFileSync(file, 'utf8')).toBe(key);
+      const publicKey = (out: string) => /verifier key\): (\S+)/.exec(out)?.[1];
+      expect(publicKey(second.stderr)).toBe(publicKey(first.stderr));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('when given an unknown option or two origins, then usage and exit 2', () => {
+    for (const args of [['--bogus'], ['a.example/evidence', 'b.example/evidence']]) {
+      const run = adminWith(noDatabase, ['evidence-key', ...args]);
+      expect([run.status, run.stdout]).toEqual([2, '']);
+      expect(run.stderr).toContain('evidence-key --file <path>');
     }
   });
 });

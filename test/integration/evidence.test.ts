@@ -384,7 +384,7 @@ describe('GET /audit/export/<user_id>', () => {
         plan_display_name: 'Free',
         limit: 0,
         message: expect.stringContaining('Pro and Enterprise'),
-        upgrade_url: '/settings/billing',
+        upgrade_url: '/console/#/account',
         used: 0,
         resets_at: expect.stringMatching(/^\d{4}-\d{2}-01$/),
       });

@@ -57,7 +57,7 @@ describe('free plan, real plan table', () => {
       limit: PLAN_LIMITS.free.shield_inspections.perMonth,
       used: 10,
       message: expect.stringContaining('resets on 2026-04-01'),
-      upgrade_url: '/settings/billing',
+      upgrade_url: '/console/#/account',
       resets_at: '2026-04-01',
     });
   });

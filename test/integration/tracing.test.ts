@@ -96,7 +96,8 @@ describe('tracing', () => {
 
     // Each span hangs from another in the trace, up to the request's, which has no parent here.
     const ids = new Set(spans.map((s) => s.spanContext().spanId));
-    const roots = spans.filter((s) => !s.parentSpanId || !ids.has(s.parentSpanId));
+    const parentOf = (s: ReadableSpan) => s.parentSpanContext?.spanId;
+    const roots = spans.filter((s) => !parentOf(s) || !ids.has(parentOf(s)!));
     expect(roots.map((s) => s.name)).toEqual(['GET /r/:token']);
     const attempt = spans.find((s) => s.name === 'alert delivery attempt')!;
     expect(attempt.attributes).toMatchObject({
@@ -115,6 +116,6 @@ describe('tracing', () => {
     const span = exporter
       .getFinishedSpans()
       .find((s) => s.spanContext().traceId === traceId && s.name === 'GET /healthz');
-    expect(span?.parentSpanId).toBe('00f067aa0ba902b7');
+    expect(span?.parentSpanContext?.spanId).toBe('00f067aa0ba902b7');
   });
 });

@@ -1,4 +1,8 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config';
+import { SPEC_PLANS, type PlansFile } from '../../src/plans';
 
 const base = { MONGODB_URI: 'mongodb://127.0.0.1:27017/' };
 
@@ -43,6 +47,9 @@ describe('loadConfig', () => {
       ALLOW_PRIVATE_WEBHOOK_TARGETS: false,
       OUTBOUND_DENY_CIDRS: [],
       CHANNEL_TEST_CONCURRENCY: 4,
+      DEFAULT_PLAN: 'free',
+      UPGRADE_URL: '/console/#/account',
+      plans: SPEC_PLANS,
     });
   });
 
@@ -150,6 +157,74 @@ describe('loadConfig', () => {
     expect(load).toThrow(/LOGIN_FAILURES_PER_MINUTE: Expected a number/);
     expect(load).toThrow(/METRICS_TOKEN: 16–128/);
     expect(load).toThrow(/DOCS_TOKEN: 16–128/);
+  });
+
+  it.each([
+    ['TEMPORAL_DB_PASSWORD', 'change-me'],
+    ['METRICS_TOKEN', 'CHANGE_ME_metrics_token'],
+    ['EVIDENCE_SIGNING_KEY', 'replace-me'],
+    ['SMTP_URL', 'smtp://alerts:changeme@mail.example.com'],
+  ])('when %s keeps the placeholder %j, then the start is refused naming it', (name, value) => {
+    const load = () => loadConfig({ ...base, [name]: value });
+    expect(load).toThrow(ConfigError);
+    expect(load).toThrow(new RegExp(`${name}: "${value}" is a placeholder; set a real secret`));
+  });
+
+  it('when a secret is real, then it is accepted', () => {
+    const config = loadConfig({
+      ...base,
+      TEMPORAL_DB_PASSWORD: 'q8V2-s0mething-long',
+      METRICS_TOKEN: 'Zt5kq2L9w1Xc7b3Nm0pR',
+    });
+    expect(config.METRICS_TOKEN).toBe('Zt5kq2L9w1Xc7b3Nm0pR');
+  });
+
+  describe('plans', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tripwire-plans-'));
+    const file = (name: string, content: PlansFile | string) => {
+      const path = join(dir, name);
+      writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content));
+      return path;
+    };
+
+    it("when PLANS_FILE, DEFAULT_PLAN and UPGRADE_URL are set, then they replace the spec's values they name and keep the rest", () => {
+      const canaries = { perMonth: 5000, perDay: 500, burstPerMinute: 60 };
+      const { plans } = loadConfig({
+        ...base,
+        PLANS_FILE: file('own.json', { free: { canary_plants: canaries, legal_pdf_export: true } }),
+        DEFAULT_PLAN: 'pro',
+        UPGRADE_URL: '/help/plans',
+      });
+      expect(plans.defaultPlan).toBe('pro');
+      expect(plans.upgradeUrl).toBe('/help/plans');
+      expect(plans.limits.free.canary_plants).toEqual(canaries);
+      expect(plans.limits.free.shield_inspections).toEqual(
+        SPEC_PLANS.limits.free.shield_inspections,
+      );
+      expect(plans.limits.pro).toEqual(SPEC_PLANS.limits.pro);
+      expect(plans.features.legal_pdf_export).toEqual(['free', 'pro', 'enterprise']);
+    });
+
+    it('when the plans file is malformed or names what does not exist, then the start is refused naming the entry', () => {
+      const load = (content: string) => () =>
+        loadConfig({ ...base, PLANS_FILE: file('bad.json', content) });
+      expect(load('{"free": ')).toThrow(/PLANS_FILE .*bad\.json: .*JSON/);
+      expect(load('{"gold": {}}')).toThrow(/bad\.json: top level: Unrecognized key: "gold"/);
+      expect(
+        load('{"free": {"canary_plants": {"perMonth": -1, "perDay": 1, "burstPerMinute": 1}}}'),
+      ).toThrow(/free\.canary_plants\.perMonth: /);
+      expect(load('{"pro": {"canary_plant": {}}}')).toThrow(/pro: .*canary_plant/);
+      expect(() => loadConfig({ ...base, PLANS_FILE: join(dir, 'missing.json') })).toThrow(
+        /PLANS_FILE .*missing\.json: ENOENT/,
+      );
+    });
+
+    it('when DEFAULT_PLAN or UPGRADE_URL is not one the interface allows, then each is named', () => {
+      const load = () =>
+        loadConfig({ ...base, DEFAULT_PLAN: 'gold', UPGRADE_URL: 'https://billing.example.com' });
+      expect(load).toThrow(/DEFAULT_PLAN: /);
+      expect(load).toThrow(/UPGRADE_URL: a site-relative path/);
+    });
   });
 
   it('when loaded, then the result is frozen', () => {

@@ -2,61 +2,37 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import dockerignore from '@balena/dockerignore';
 import Ajv from 'ajv';
+import ipaddr from 'ipaddr.js';
 import draft07 from 'ajv/dist/refs/json-schema-draft-07.json';
 import { validate as lintDockerfile } from 'dockerfile-utils';
-import { parse } from 'yaml';
 import { CONFIG_VARIABLES, loadConfig } from '../../src/config';
+import { networksOf, readCompose, readEnvFile, serviceEnv } from '../../tools/compose-env';
 import { SEARCH_ATTRIBUTE_NAMES } from '../../workflows/shared';
 
 // No container engine runs on our machines, so the deployment files are checked with the tools an
 // engine would apply: the Compose specification's schema, .dockerignore's matching rules applied to
 // the Dockerfile's COPY sources, and a Dockerfile linter.
-interface ComposeService {
-  image?: string;
-  build?: string;
-  command?: string[];
-  entrypoint?: string[];
-  environment?: Record<string, string | number>;
-  env_file?: string;
-  depends_on?: Record<string, { condition: string }>;
-  volumes?: string[];
-  ports?: string[];
-  networks?: string[];
-  restart?: string;
-  healthcheck?: { test: string[] };
-  deploy?: { replicas?: number };
-}
-
 const composeText = readFileSync('docker-compose.yml', 'utf8');
-const compose = parse(composeText, { merge: true }) as {
-  services: Record<string, ComposeService>;
-  volumes: Record<string, unknown>;
-  networks: Record<string, { internal?: boolean }>;
-};
+const compose = readCompose();
 const services = compose.services;
 const service = (name: string) => services[name]!;
 const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as {
   scripts: Record<string, string>;
 };
 
-/** KEY=value lines of an env file; comments and blank lines skipped. */
-function envFile(path: string): Record<string, string> {
-  return Object.fromEntries(
-    readFileSync(path, 'utf8')
-      .split('\n')
-      .filter((line) => /^[A-Z_][A-Z0-9_]*=/.test(line))
-      .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
-  );
-}
-const example = envFile('.env.example');
-
-/** What a service's process sees with .env made from .env.example: the env file, then `environment`. */
-const processEnv = (name: string) => ({
-  ...(service(name).env_file ? example : {}),
-  ...Object.fromEntries(
-    Object.entries(service(name).environment ?? {}).map(([k, v]) => [k, String(v)]),
-  ),
-});
+/**
+ * .env as the documented steps make it: .env.example with its required values filled in. Its
+ * placeholders-free form is the point: the API refuses `change-me` and its like.
+ */
+const dotenv = {
+  ...readEnvFile('.env.example'),
+  API_DOMAIN: 'tripwire.example.com',
+  TRIPWIRE_DOMAIN: 't.example.com',
+  CADDY_TLS: 'ops@example.com',
+  TEMPORAL_DB_PASSWORD: 'pX4-7rTq2Lw9sZ0cVb',
+  METRICS_TOKEN: 'k1Jf8s2Qm4Wz7Yx0Rt5u',
+};
+const processEnv = (name: string) => serviceEnv(service(name), dotenv);
 
 describe('docker-compose.yml', () => {
   it('when checked against the Compose specification schema, then it conforms', () => {
@@ -95,20 +71,60 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('when ports are published, then only the API listeners on every interface and the UI on loopback', () => {
+  it('when ports are published, then only the TLS proxy on every interface and the UI on loopback', () => {
     const published = Object.entries(services).filter(([, s]) => s.ports?.length);
-    expect(published.map(([name]) => name).sort()).toEqual(['api', 'temporal-ui']);
-    // The API, and the public tripwire listeners: URL tripwires and decoy APIs, decoy mail, Postgres.
-    expect(service('api').ports).toEqual(['8080:8080', '8081:8081', '2525:2525', '5432:5432']);
+    expect(published.map(([name]) => name).sort()).toEqual(['proxy', 'temporal-ui']);
+    expect(service('proxy').ports).toEqual(['80:80', '443:443', '443:443/udp']);
     for (const port of service('temporal-ui').ports!) expect(port).toMatch(/^127\.0\.0\.1:/);
     expect(processEnv('temporal-ui').TEMPORAL_DISABLE_WRITE_ACTIONS).toBe('true');
+    expect(service('proxy').volumes).toContain('./deploy/Caddyfile:/etc/caddy/Caddyfile:ro');
+  });
+
+  it("when the API believes X-Forwarded-For, then only from the proxy's fixed address on a network of the two", () => {
+    const front = compose.networks.front!;
+    expect(front.internal).toBe(true);
+    const proxyAddress = (service('proxy').networks as Record<string, { ipv4_address: string }>)
+      .front!.ipv4_address;
+    expect(processEnv('api').TRUST_PROXY).toBe(proxyAddress);
+    const [subnet, bits] = front.ipam!.config[0]!.subnet.split('/') as [string, string];
+    expect(ipaddr.parse(proxyAddress).match(ipaddr.parse(subnet), Number(bits))).toBe(true);
+    const onFront = Object.entries(services).filter(([, s]) => networksOf(s).includes('front'));
+    expect(onFront.map(([name]) => name).sort()).toEqual(['api', 'proxy']);
+    expect(processEnv('api').PUBLIC_BASE_URL).toBe(`https://${dotenv.API_DOMAIN}`);
+    expect(processEnv('api').PUBLIC_TRIPWIRE_URL).toBe(`https://${dotenv.TRIPWIRE_DOMAIN}`);
+  });
+
+  it('when .env leaves a required secret or domain empty, then Compose refuses to start', () => {
+    for (const name of ['TEMPORAL_DB_PASSWORD', 'METRICS_TOKEN', 'API_DOMAIN', 'CADDY_TLS']) {
+      expect(readEnvFile('.env.example')[name]).toBe('');
+      const env = () =>
+        ['api', 'proxy', 'postgresql'].map((s) =>
+          serviceEnv(service(s), { ...dotenv, [name]: '' }),
+        );
+      expect(env).toThrow(new RegExp(`${name}: set ${name} in .env`));
+    }
+  });
+
+  it('when the stack starts, then the evidence-key job has made the key the API reads', () => {
+    const job = service('evidence-key');
+    expect(job.command!.slice(0, 3)).toEqual(['node', 'dist/src/admin.cli.js', 'evidence-key']);
+    const file = job.command![job.command!.indexOf('--file') + 1]!;
+    expect(processEnv('api').EVIDENCE_SIGNING_KEY).toBe(file);
+    expect(service('api').depends_on?.['evidence-key']?.condition).toBe(
+      'service_completed_successfully',
+    );
+    const volume = (s: string) => service(s).volumes!.find((v) => v.startsWith('evidence-key:'))!;
+    expect(volume('evidence-key').split(':')[1]).toBe(file.slice(0, file.lastIndexOf('/')));
+    expect(volume('api')).toMatch(/:ro$/);
+    expect(processEnv('api').METRICS_TOKEN).toBe(dotenv.METRICS_TOKEN);
   });
 
   it('when services are networked, then the data stores and Temporal reach only the internal network', () => {
     expect(compose.networks.internal?.internal).toBe(true);
     for (const name of ['mongodb', 'postgresql', 'temporal', 'temporal-schema', 'temporal-setup']) {
-      expect(service(name).networks).toEqual(['internal']);
+      expect(networksOf(service(name))).toEqual(['internal']);
     }
+    expect(service('evidence-key').network_mode).toBe('none');
   });
 
   it('when workers scale, then they publish no port and their health check asks the worker endpoint', () => {
@@ -127,7 +143,7 @@ describe('docker-compose.yml', () => {
     for (const [name, s] of Object.entries(services)) {
       expect([name, s.restart]).toEqual([
         name,
-        name.endsWith('-schema') || name.endsWith('-setup')
+        name.endsWith('-schema') || name.endsWith('-setup') || name === 'evidence-key'
           ? expect.stringMatching(/^on-failure/)
           : 'unless-stopped',
       ]);
@@ -154,6 +170,7 @@ describe('docker-compose.yml', () => {
     );
     expect(service('worker').command).toEqual(pkg.scripts['start:worker']!.split(' '));
     expect(service('worker').image).toBe(service('api').image);
+    expect(readFileSync('Dockerfile', 'utf8')).toMatch(/^FROM node:24-/m);
   });
 
   it.each(['api', 'worker'])(
@@ -179,9 +196,12 @@ describe('docker-compose.yml', () => {
     for (const s of Object.values(services)) {
       for (const dep of Object.keys(s.depends_on ?? {})) expect(services).toHaveProperty([dep]);
       for (const volume of s.volumes ?? []) {
-        expect(compose.volumes).toHaveProperty([volume.split(':')[0]!]);
+        const source = volume.split(':')[0]!;
+        // A bind mount names a file of this repository; anything else is a named volume.
+        if (source.startsWith('./')) expect([source, existsSync(source)]).toEqual([source, true]);
+        else expect(compose.volumes).toHaveProperty([source]);
       }
-      for (const network of s.networks ?? []) expect(compose.networks).toHaveProperty([network]);
+      for (const network of networksOf(s)) expect(compose.networks).toHaveProperty([network]);
     }
   });
 });

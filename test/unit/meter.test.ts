@@ -66,7 +66,13 @@ const limits: PlanLimits = {
 };
 
 function meterWith(counters = new MapCounters(), now = NOW) {
-  const meter = new Meter({ counters, limits, clock: () => now, log: pino({ level: 'silent' }) });
+  const meter = new Meter({
+    counters,
+    limits,
+    upgradeUrl: '/console/#/account',
+    clock: () => now,
+    log: pino({ level: 'silent' }),
+  });
   return { meter, counters };
 }
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { UsersRepository } from '../../accounts/users.repository';
 import { DomainError } from '../../errors';
 import { monthWindow, utcDate } from '../../metering/windows';
-import { featureNotInPlan, planHasFeature } from '../../plans';
+import { featureNotInPlan, planHasFeature, type Plans } from '../../plans';
 import { cutLog, cutRecords, cutRecordView, type Cut, type CutRecord } from './evidence-cut';
 import { LEAF_RULE, type EvidenceLog } from '../log/evidence-log';
 import { pdfExport } from './evidence-pdf';
@@ -62,6 +62,7 @@ export interface ExportDeps {
   evidence: EvidenceRepository;
   log: EvidenceLog;
   users: UsersRepository;
+  plans: Plans;
   now: () => Date;
 }
 
@@ -110,7 +111,7 @@ async function* jsonDocument(
   yield `],"summary":${JSON.stringify(summary)}}`;
 }
 
-/** JSON on every plan; the legal PDF on paid plans only. */
+/** JSON on every plan; the legal PDF on the plans the operator gives it (paid ones by default). */
 export async function exportEvidence(
   deps: ExportDeps,
   accountId: string,
@@ -119,11 +120,11 @@ export async function exportEvidence(
   if (format === 'json') return jsonExport(deps, accountId);
   const account = await deps.users.findById(accountId);
   if (!account) throw new DomainError('not_found', `No account ${accountId}`);
-  if (!planHasFeature(account.plan, 'legal_pdf_export')) {
+  if (!planHasFeature(deps.plans, account.plan, 'legal_pdf_export')) {
     // A feature, not a count: the plan's monthly allowance is 0, so used is 0 and it "resets"
     // like every monthly quota (the spec's 402 carries both), though only a plan change opens it.
     throw new DomainError('quota_exceeded', {
-      ...featureNotInPlan(account.plan, 'legal_pdf_export', 'The legal PDF export'),
+      ...featureNotInPlan(deps.plans, account.plan, 'legal_pdf_export', 'The legal PDF export'),
       used: 0,
       resets_at: utcDate(monthWindow(deps.now()).resetsAt),
     });

@@ -8,7 +8,8 @@ import { generateSigner, parseSigner, verifierKey, type NoteSigner } from './sig
 export const DEV_KEY_FILE = resolve('.data/evidence-signing.key');
 
 /** The log's name in checkpoints: the service's public host and `/evidence`, as C2SP suggests. */
-export const logOrigin = (config: Config) => `${new URL(config.PUBLIC_BASE_URL).host}/evidence`;
+export const logOrigin = (config: Pick<Config, 'PUBLIC_BASE_URL'>) =>
+  `${new URL(config.PUBLIC_BASE_URL).host}/evidence`;
 
 /**
  * The checkpoint signing key: `EVIDENCE_SIGNING_KEY` holds the key itself
@@ -22,7 +23,7 @@ export async function loadSigningKey(config: Config, log: Logger): Promise<NoteS
     signer = parseSigner(value.startsWith('PRIVATE+KEY+') ? value : await readFile(value, 'utf8'));
   } else if (config.NODE_ENV === 'production') {
     throw new Error(
-      'EVIDENCE_SIGNING_KEY is required in production: run `npm run evidence-key` and keep the key secret',
+      'EVIDENCE_SIGNING_KEY is required in production: the key itself, or the file the compose service evidence-key writes (`node dist/src/admin.cli.js evidence-key` in the image, `npm run evidence-key` in a clone); keep it secret',
     );
   } else {
     signer = await developmentKey(logOrigin(config), log);
@@ -32,15 +33,28 @@ export async function loadSigningKey(config: Config, log: Logger): Promise<NoteS
 }
 
 async function developmentKey(origin: string, log: Logger): Promise<NoteSigner> {
-  try {
-    return parseSigner(await readFile(DEV_KEY_FILE, 'utf8'));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
-  const { signer, skey } = generateSigner(origin);
-  await mkdir(dirname(DEV_KEY_FILE), { recursive: true });
-  await writeFile(DEV_KEY_FILE, `${skey}\n`, { mode: 0o600 });
-  await chmod(DEV_KEY_FILE, 0o600);
-  log.warn({ file: DEV_KEY_FILE }, 'made a development evidence signing key');
+  const { signer, made } = await keyInFile(DEV_KEY_FILE, origin);
+  if (made) log.warn({ file: DEV_KEY_FILE }, 'made a development evidence signing key');
   return signer;
+}
+
+/**
+ * The key in `file`, or a new one written there (owner-only) when the file does not exist yet.
+ * The file is created exclusively, so two processes starting at once never replace each other's
+ * key: the second reads the first's.
+ */
+export async function keyInFile(
+  file: string,
+  origin: string,
+): Promise<{ signer: NoteSigner; made: boolean }> {
+  const { signer, skey } = generateSigner(origin);
+  await mkdir(dirname(file), { recursive: true });
+  try {
+    await writeFile(file, `${skey}\n`, { mode: 0o600, flag: 'wx' });
+    await chmod(file, 0o600);
+    return { signer, made: true };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    return { signer: parseSigner(await readFile(file, 'utf8')), made: false };
+  }
 }

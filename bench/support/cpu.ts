@@ -1,0 +1,69 @@
+/**
+ * CPU time of this process and every process it started (Linux /proc), by part of the stack, for a
+ * benchmark to report the CPU one unit of work costs across the whole stack.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** Clock ticks per second of /proc's utime and stime (USER_HZ, 100 on Linux). */
+const TICKS = 100;
+
+interface Stat {
+  pid: number;
+  ppid: number;
+  name: string;
+  seconds: number;
+}
+
+function stat(pid: string): Stat | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The name is in parentheses and may hold spaces; the fields after it are space-separated.
+    const name = text.slice(text.indexOf('(') + 1, text.lastIndexOf(')'));
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return { pid: Number(pid), ppid: Number(fields[1]), name, seconds: ticks / TICKS };
+  } catch {
+    return undefined; // gone meanwhile
+  }
+}
+
+/**
+ * Which part of the stack a process is: this one is the API (with the benchmark's client and
+ * receiver), `java` the embedded database, `temporal` the Temporal dev server, and any other the
+ * worker (node names its main thread `MainThread`; tsx runs an esbuild beside it).
+ */
+const partOf = (s: Stat) =>
+  s.pid === process.pid
+    ? 'api'
+    : s.name === 'java'
+      ? 'database'
+      : s.name === 'temporal'
+        ? 'temporal'
+        : 'worker';
+
+/** CPU seconds so far by part of the stack. */
+export function stackCpu(): Map<string, number> {
+  const all = readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(stat)
+    .filter((s): s is Stat => s !== undefined);
+  const mine = new Set([process.pid]);
+  // Parents come before their children often but not always: repeat until nothing is added.
+  for (let added = true; added;) {
+    added = false;
+    for (const s of all) {
+      if (!mine.has(s.pid) && mine.has(s.ppid)) added = mine.add(s.pid) && true;
+    }
+  }
+  const byName = new Map<string, number>();
+  for (const s of all.filter((p) => mine.has(p.pid))) {
+    const name = partOf(s);
+    byName.set(name, (byName.get(name) ?? 0) + s.seconds);
+  }
+  return byName;
+}
+
+/** What each program spent between two readings. */
+export function cpuBetween(before: Map<string, number>, after: Map<string, number>) {
+  return new Map([...after].map(([name, s]) => [name, s - (before.get(name) ?? 0)]));
+}
