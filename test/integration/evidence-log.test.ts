@@ -228,13 +228,13 @@ describe('checkpoints on a timer', () => {
     const who = await account();
     const [record] = await seal(who, 2);
     const leaf = (await t.mongo.db.collection('evidence_leaves').findOne({ logId: record!.id }))!;
-    const stop = t.checkpoints.every(100, pino({ level: 'silent' }));
+    const stop = t.checkpoints.run(100, pino({ level: 'silent' }));
     try {
       while (((await t.checkpoints.latest())?._id ?? 0) <= Number(leaf._id)) {
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     } finally {
-      stop();
+      await stop();
     }
     const latest = (await t.checkpoints.latest())!;
     expect(parseCheckpoint(openNote(latest.note, keys())).size).toBe(latest._id);
