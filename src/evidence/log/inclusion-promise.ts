@@ -1,6 +1,15 @@
 import { z } from 'zod';
 import { recordLeafHash } from './log-tree';
-import { fingerprint, openNote, signNote, type NoteSigner, type NoteVerifier } from './signed-note';
+import { verifyInclusion } from './merkle';
+import {
+  fingerprint,
+  openNote,
+  parseCheckpoint,
+  signNote,
+  type Checkpoint,
+  type NoteSigner,
+  type NoteVerifier,
+} from './signed-note';
 
 /**
  * A signed inclusion promise, like Rekor's signed entry timestamp: the log's signature, at write
@@ -62,4 +71,59 @@ export function openPromise(
     throw new Error('the promise names another log than the key that signed it');
   }
   return { log_id: logId!, leaf_index: leafIndex, leaf_hash: hash!, timestamp: timestamp! };
+}
+
+/** An inclusion proof as the verify and check answers carry it (see inclusionView). */
+export interface ProvenInclusion {
+  leaf_index: number;
+  proof: string[];
+  checkpoint: string;
+}
+
+/**
+ * Checks a promise offline, trusting only the log's public key(s): its signature, that it is for
+ * this content hash, and, given the inclusion proof of a later answer, that the checkpoint it is
+ * proven against is signed, covers the promised index and includes the leaf there. Answers one
+ * line: VERIFIED …, or FAILED and the first thing that does not hold.
+ */
+export function verifyPromise(
+  note: string,
+  contentHash: string,
+  inclusion: ProvenInclusion | null,
+  keys: readonly NoteVerifier[],
+): { ok: boolean; line: string } {
+  const fail = (reason: string) => ({ ok: false, line: `FAILED: ${reason}` });
+  let promised: Omit<InclusionPromise, 'note'>;
+  try {
+    promised = openPromise(note, keys);
+  } catch (err) {
+    return fail(`the promise: ${(err as Error).message}`);
+  }
+  const leaf = recordLeafHash(contentHash);
+  if (promised.leaf_hash !== leaf.toString('base64')) {
+    return fail(`the promise is for another record than content hash ${contentHash}`);
+  }
+  const what = `leaf ${promised.leaf_index} (content hash ${contentHash}, sealed ${promised.timestamp}) promised by log ${promised.log_id}`;
+  if (!inclusion) return { ok: true, line: `VERIFIED: ${what}; no inclusion proof given yet` };
+  let checkpoint: Checkpoint;
+  try {
+    checkpoint = parseCheckpoint(openNote(inclusion.checkpoint, keys));
+  } catch (err) {
+    return fail(`the checkpoint: ${(err as Error).message}`);
+  }
+  if (inclusion.leaf_index !== promised.leaf_index || checkpoint.size <= promised.leaf_index) {
+    return fail(
+      `the checkpoint of size ${checkpoint.size} does not hold the promised leaf ${promised.leaf_index}`,
+    );
+  }
+  const proof = inclusion.proof.map((p) => Buffer.from(p, 'hex'));
+  if (!verifyInclusion(promised.leaf_index, checkpoint.size, leaf, proof, checkpoint.rootHash)) {
+    return fail(
+      `the log broke its promise: leaf ${promised.leaf_index} is not in checkpoint ${checkpoint.origin} size ${checkpoint.size}`,
+    );
+  }
+  return {
+    ok: true,
+    line: `VERIFIED: ${what}; included in checkpoint ${checkpoint.origin} size ${checkpoint.size}`,
+  };
 }
