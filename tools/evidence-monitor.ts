@@ -132,7 +132,10 @@ async function check({ prefix, key, witnesses, dir }: Options): Promise<string> 
       `fork: the log shrank from size ${seen} (seen before) to ${checkpoint.size}`,
     );
   }
-  const peaks: Peak[] = (state?.peaks ?? []).map((p) => ({ ...p, hash: Buffer.from(p.hash, 'base64') }));
+  const peaks: Peak[] = (state?.peaks ?? []).map((p) => ({
+    ...p,
+    hash: Buffer.from(p.hash, 'base64'),
+  }));
   if (seen > 0) {
     // The partial bundle mirrored last time must come back unchanged.
     const start = seen - (seen % TILE_WIDTH);
@@ -150,9 +153,7 @@ async function check({ prefix, key, witnesses, dir }: Options): Promise<string> 
   fresh.forEach((entry, i) => pushLeaf(peaks, seen + i, leafHash(entry)));
   if (!peaksRoot(peaks).equals(checkpoint.rootHash)) {
     const reason =
-      seen > 0
-        ? await firstRewritten(prefix, mirror, seen)
-        : 'its entries do not hash to its root';
+      seen > 0 ? await firstRewritten(prefix, mirror, seen) : 'its entries do not hash to its root';
     throw new Misbehaviour(`fork at size ${checkpoint.size}: ${reason}`);
   }
   const { text, signatures } = splitNote(note);

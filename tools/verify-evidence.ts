@@ -37,7 +37,11 @@ const promisedAnswer = z.union([
 ]);
 const provenAnswer = z.object({ inclusion: inclusionView.nullable().optional() });
 
-function checkPromise(file: string, inclusionFile: string | undefined, keys: NoteVerifier[]): number {
+function checkPromise(
+  file: string,
+  inclusionFile: string | undefined,
+  keys: NoteVerifier[],
+): number {
   const answer: unknown = JSON.parse(readFileSync(file, 'utf8'));
   const parsed = promisedAnswer.safeParse(answer);
   if (!parsed.success) {

@@ -20,7 +20,12 @@ function inspectorWith() {
   } as unknown as Tripwires;
   const store = {
     append: () =>
-      Promise.resolve({ id: 'evd_1', contentHash: 'ab'.repeat(32), sealedAt: new Date(), leafIndex: 0 }),
+      Promise.resolve({
+        id: 'evd_1',
+        contentHash: 'ab'.repeat(32),
+        sealedAt: new Date(),
+        leafIndex: 0,
+      }),
   } as unknown as EvidenceStore;
   const inspector = new ShieldInspector({
     tripwires,
@@ -28,7 +33,11 @@ function inspectorWith() {
     evidence: {} as EvidenceRepository,
     log: {
       promise: (record, leafIndex) =>
-        signPromise(signer, { leafIndex, contentHash: record.contentHash!, sealedAt: record.sealedAt }),
+        signPromise(signer, {
+          leafIndex,
+          contentHash: record.contentHash!,
+          sealedAt: record.sealedAt,
+        }),
     },
   });
   return { inspector, heard };

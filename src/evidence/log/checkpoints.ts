@@ -26,7 +26,8 @@ export interface CheckpointDoc {
 
 export const checkpointsIndexes: CollectionIndexes = {
   collection: 'evidence_checkpoints',
-  indexes: [],
+  // `/log/checkpoint`: the newest published (one signer publishes sizes in order).
+  indexes: [{ key: { publishedAt: -1, _id: -1 }, name: 'published_newest' }],
 };
 
 /** The checkpoint note as published: the log's signature, then every witness's cosignature. */
@@ -65,7 +66,10 @@ export class Checkpoints {
 
   /** The newest checkpoint the witnesses were asked to cosign (what `/log/checkpoint` serves). */
   published(): Promise<CheckpointDoc | null> {
-    return this.checkpoints.findOne({ publishedAt: { $exists: true } }, { sort: { _id: -1 } });
+    return this.checkpoints.findOne(
+      { publishedAt: { $gte: new Date(0) } },
+      { sort: { publishedAt: -1, _id: -1 } },
+    );
   }
 
   bySize(size: number): Promise<CheckpointDoc | null> {

@@ -85,7 +85,11 @@ export class EvidenceLog {
     db: Db,
     signer: NoteSigner,
     clock: Clock,
-    { witnesses = [], log = pino({ level: 'silent' }), leaseMs = LEASE_MS }: EvidenceLogOptions = {},
+    {
+      witnesses = [],
+      log = pino({ level: 'silent' }),
+      leaseMs = LEASE_MS,
+    }: EvidenceLogOptions = {},
   ) {
     this.leaves = new LeafLog(db);
     this.tree = new MerkleTreeStore(db);

@@ -201,7 +201,11 @@ export function pushLeaf(peaks: Peak[], index: number, hash: Buffer): Peak[] {
   while (peaks.length > 1 && peaks.at(-1)!.level === peaks.at(-2)!.level) {
     const right = peaks.pop()!;
     const left = peaks.pop()!;
-    const node = { level: left.level + 1, index: left.index / 2, hash: nodeHash(left.hash, right.hash) };
+    const node = {
+      level: left.level + 1,
+      index: left.index / 2,
+      hash: nodeHash(left.hash, right.hash),
+    };
     peaks.push(node);
     made.push(node);
   }

@@ -110,12 +110,10 @@ function parseTypedVerifier(vkey: string, type: number, what: string): NoteVerif
   return { name, keyId: keyId(name, raw, type), publicKey, raw };
 }
 
-export function verifierKey(key: NoteVerifier, type = ED25519): string {
-  const encoded = Buffer.concat([Buffer.of(type), key.raw]).toString('base64');
+export function verifierKey(key: NoteVerifier): string {
+  const encoded = Buffer.concat([Buffer.of(ED25519), key.raw]).toString('base64');
   return `${key.name}+${key.keyId.toString('hex')}+${encoded}`;
 }
-
-export const cosignerKey = (key: NoteVerifier) => verifierKey(key, COSIGNATURE_V1);
 
 /** SHA-256 of the raw public key, hex: the fingerprint printed in reports. */
 export function fingerprint(key: NoteVerifier): string {

@@ -64,7 +64,10 @@ export class SignerLease {
       held = false; // another live process holds it
     }
     if (held !== this.held) {
-      this.log.info({ holder: this.holder }, held ? 'now signing checkpoints' : 'lost the checkpoint signing lease');
+      this.log.info(
+        { holder: this.holder },
+        held ? 'now signing checkpoints' : 'lost the checkpoint signing lease',
+      );
       checkpointSigner.set(held ? 1 : 0);
     }
     this.held = held;

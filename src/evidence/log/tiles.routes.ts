@@ -27,7 +27,10 @@ export const tilesOperations = [
     handler: async ({ res }, log) => {
       const published = await log.checkpoints.published();
       if (!published) {
-        throw new DomainError('not_found', 'No checkpoint has been published yet: the log is empty');
+        throw new DomainError(
+          'not_found',
+          'No checkpoint has been published yet: the log is empty',
+        );
       }
       res.set('Cache-Control', 'no-cache').type('text/plain; charset=utf-8');
       res.send(cosignedNote(published));

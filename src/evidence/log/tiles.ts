@@ -32,7 +32,8 @@ export function parseTilePath(path: string): TileRef | null {
   const index = Number(match[2]!.replaceAll('x', '').replaceAll('/', ''));
   const canonical = tileIndexPath(index);
   if (level !== 'entries' && level > 63) return null;
-  if (width > TILE_WIDTH || (match[3] && width === TILE_WIDTH) || canonical !== match[2]) return null;
+  if (width > TILE_WIDTH || (match[3] && width === TILE_WIDTH) || canonical !== match[2])
+    return null;
   if (!Number.isSafeInteger(index)) return null;
   return { level, index, width };
 }
@@ -62,7 +63,7 @@ export function entryBundle(entries: readonly Buffer[]): Buffer {
 /** The entries of a bundle; throws when it is malformed. */
 export function parseEntryBundle(bundle: Buffer): Buffer[] {
   const entries: Buffer[] = [];
-  for (let at = 0; at < bundle.length; ) {
+  for (let at = 0; at < bundle.length;) {
     if (at + 2 > bundle.length) throw new Error('entry bundle: truncated length');
     const length = bundle.readUInt16BE(at);
     if (at + 2 + length > bundle.length) throw new Error('entry bundle: truncated entry');
