@@ -146,7 +146,7 @@ describe('inclusion promises', () => {
     const inspected = await request(t.app)
       .post('/shield/inspect')
       .set('X-API-Key', key)
-      .send({ user_id: 'end-user', user_message: 'hello' })
+      .send({ user_id: who.userId, user_message: 'hello' })
       .expect(200);
     const { promise, log_id } = inspected.body.evidence;
     expect(promise).toMatchObject({ leaf_index: expect.any(Number), log_id: expect.any(String) });
