@@ -25,15 +25,19 @@ export function parseWitnesses(value: string | undefined): Witness[] {
     .map((entry) => entry.trim())
     .filter(Boolean)
     .map((entry) => {
-      const [vkey, url, extra] = entry.split(/\s+/);
-      if (!vkey || !url || extra !== undefined) {
-        throw new TypeError(`a witness is "<vkey> <submission URL>", not "${entry}"`);
+      try {
+        const [vkey, url, extra] = entry.split(/\s+/);
+        if (!vkey || !url || extra !== undefined) {
+          throw new TypeError(`a witness is "<vkey> <submission URL>", not "${entry}"`);
+        }
+        const parsed = new URL(url);
+        if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
+          throw new TypeError(`witness URL ${url}: http or https`);
+        }
+        return { key: parseCosignerKey(vkey), url: url.replace(/\/+$/, '') };
+      } catch (err) {
+        throw new TypeError(`EVIDENCE_WITNESSES: ${(err as Error).message}`);
       }
-      const parsed = new URL(url);
-      if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
-        throw new TypeError(`witness URL ${url}: http or https`);
-      }
-      return { key: parseCosignerKey(vkey), url: url.replace(/\/+$/, '') };
     });
 }
 
