@@ -74,21 +74,22 @@ export function parseEntryBundle(bundle: Buffer): Buffer[] {
 }
 
 /**
- * Answers tiles and entry bundles from the stored tree. A tile's content never changes once its
- * subtrees exist, so full tiles are cached here and by anyone downstream; a resource whose
- * subtrees are not all stored yet is not found.
+ * Answers tiles and entry bundles from the stored tree. A tile's content, partial ones included
+ * (a partial tile is its width's first hashes), never changes once its subtrees exist, so tiles
+ * are cached here and by anyone downstream; a resource whose subtrees are not all stored yet is
+ * not found.
  */
 export class LogTiles {
-  private readonly full = new LRUCache<string, Buffer>({ max: 2_048 });
+  private readonly cache = new LRUCache<string, Buffer>({ max: 2_048 });
 
   constructor(private readonly tree: MerkleTreeStore) {}
 
   async read(ref: TileRef): Promise<Buffer | null> {
     const key = tilePath(ref);
-    const cached = ref.width === TILE_WIDTH ? this.full.get(key) : undefined;
+    const cached = this.cache.get(key);
     if (cached) return cached;
     const body = await this.compute(ref);
-    if (body && ref.width === TILE_WIDTH) this.full.set(key, body);
+    if (body) this.cache.set(key, body);
     return body;
   }
 
