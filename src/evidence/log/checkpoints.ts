@@ -124,7 +124,7 @@ export class Checkpoints {
   private async answerAsks(intervalMs: number): Promise<void> {
     const [lease, latest] = await Promise.all([this.lease.current(), this.latest()]);
     const asked = (lease?.wanted ?? 0) > (latest?._id ?? 0);
-    const due = this.clock().getTime() - this.lastIssue >= intervalMs;
+    const due = Date.now() - this.lastIssue >= intervalMs;
     if (asked || due || (latest && !latest.publishedAt)) await this.issue();
   }
 
@@ -142,7 +142,7 @@ export class Checkpoints {
   }
 
   private async signAndPublish(): Promise<CheckpointDoc | null> {
-    this.lastIssue = this.clock().getTime();
+    this.lastIssue = Date.now();
     const latest = await this.latest();
     const { size, root } = await this.tree.integrate(latest?._id ?? 0);
     if (size === 0) return null;

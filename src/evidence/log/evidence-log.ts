@@ -99,7 +99,7 @@ export class EvidenceLog {
       this.tree,
       signer,
       clock,
-      new SignerLease(db, clock, log, leaseMs),
+      new SignerLease(db, log, leaseMs),
       new WitnessClient(witnesses, this.tree, log),
     );
   }

@@ -1,7 +1,6 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
-import type { Clock } from '../../clock';
 import type { CollectionIndexes } from '../../db/mongo';
 import { isDuplicateKeyError } from '../../db/mongo';
 import type { Logger } from '../../logger';
@@ -38,16 +37,18 @@ export class SignerLease {
 
   constructor(
     db: Db,
-    private readonly clock: Clock,
     private readonly log: Logger,
     readonly ttlMs: number,
   ) {
     this.leases = db.collection<SignerLeaseDoc>(signerLeaseIndexes.collection);
   }
 
-  /** Takes or renews the lease; true while this process holds it. */
+  /**
+   * Takes or renews the lease; true while this process holds it. Wall-clock time, not the app's
+   * clock: a lease must lapse when its holder stops, whatever time a test has frozen.
+   */
   async hold(): Promise<boolean> {
-    const now = this.clock();
+    const now = new Date();
     let held: boolean;
     try {
       await this.leases.updateOne(
