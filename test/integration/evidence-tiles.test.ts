@@ -21,6 +21,7 @@ import {
   verifierKey,
 } from '../../src/evidence/log/signed-note';
 import { EvidenceStore } from '../../src/evidence/evidence.store';
+import { witnessCosignatures } from '../../src/metrics';
 import { createKey, signUpAndLogIn } from '../support/accounts';
 import { createTestApp, testConfig, type TestApp } from '../support/test-app';
 import { startLitewitness, tlogMirror, type RunningWitness } from '../support/tlog-tools';
@@ -288,6 +289,10 @@ describe('witnesses and monitors', () => {
 
       const fork = await cosigned(forker);
       expect(fork.time).toBeNull(); // published, but the witness would not cosign it
+      const outcomes = (await witnessCosignatures.get()).values;
+      expect(outcomes).toContainEqual(
+        expect.objectContaining({ labels: { witness: 'witness.test/w1', outcome: 'refused' } }),
+      );
 
       const watched = await monitor(state, '--witness', witness.vkey, forkBase);
       expect(watched.code).toBe(1);
