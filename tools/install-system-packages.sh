@@ -2,8 +2,9 @@
 # Installs the Debian packages the project needs, when missing: a Java 17 JDK and Maven (they build
 # and run the embedded database, tools/mongo-server), openssl (the HTTPS receivers' throw-away CA),
 # chromium (the console's browser tests; playwright-core never downloads one), poppler-utils
-# (pdftoppm and pdftotext: the evidence PDF test renders and reads the legal export) and
-# postgresql-client (psql, a real client of the decoy Postgres listener).
+# (pdftoppm and pdftotext: the evidence PDF test renders and reads the legal export),
+# postgresql-client (psql, a real client of the decoy Postgres listener) and openssh-client
+# (ssh-agent holds the key of the evidence log tests' witness, litewitness).
 set -euo pipefail
 missing=()
 command -v javac >/dev/null || missing+=(openjdk-17-jdk-headless)
@@ -12,6 +13,7 @@ command -v openssl >/dev/null || missing+=(openssl)
 command -v pdftoppm >/dev/null || missing+=(poppler-utils)
 [ -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ] || missing+=(chromium)
 command -v psql >/dev/null || missing+=(postgresql-client)
+command -v ssh-agent >/dev/null || missing+=(openssh-client)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing ${missing[*]} with apt-get…"
   SUDO=$([ "$(id -u)" -eq 0 ] && echo "" || echo sudo)
