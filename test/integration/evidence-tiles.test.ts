@@ -230,6 +230,25 @@ describe('one checkpoint signer', () => {
       await Promise.all(stops.map((stop) => stop()));
     }
   });
+
+  it('when the holder dies without giving the lease up, then a replica asking for a checkpoint takes over once it lapses', async () => {
+    const quiet = pino({ level: 'silent' });
+    const [dead, alive] = [0, 1].map(
+      () =>
+        new EvidenceLog(t.appMongo.db, signer, () => new Date(), { log: quiet, leaseMs: 1_000 }),
+    );
+    await seal(2);
+    await dead!.checkpoints.issue(); // holds the lease now, and never renews it
+    expect((await alive!.checkpoints.lease.current())!.holder).toBe(dead!.checkpoints.lease.holder);
+
+    await seal(2);
+    const checkpoint = (await alive!.checkpoints.issue())!;
+    expect(checkpoint._id).toBe(await alive!.leaves.size());
+    expect((await alive!.checkpoints.lease.current())!.holder).toBe(
+      alive!.checkpoints.lease.holder,
+    );
+    await alive!.checkpoints.lease.release();
+  });
 });
 
 describe('witnesses and monitors', () => {
