@@ -13,6 +13,8 @@ import {
  * sumdb/note, and C2SP tlog-checkpoint bodies (https://c2sp.org/tlog-checkpoint). Keys use the
  * same text forms: `PRIVATE+KEY+<name>+<key id>+<base64(0x01 ‖ seed)>` for signing and
  * `<name>+<key id>+<base64(0x01 ‖ public key)>` (a "vkey") for verifying. Node's crypto signs.
+ * Witnesses' cosignatures (https://c2sp.org/tlog-cosignature, Ed25519 `cosignature/v1`) are
+ * verified here too, with witness vkeys of type 0x04.
  */
 
 const ED25519 = 0x01;
