@@ -356,6 +356,7 @@ describe('GET /audit/export/<user_id>', () => {
       algorithm: 'sha256-jcs',
       data: { note: 'n2', i: 2 },
       leaf_index: expect.any(Number),
+      promise: expect.stringMatching(/^tripwire-evidence\/inclusion-promise\/v1\n/),
       inclusion_proof: expect.any(Array),
     });
     expect(res.body.cut.head).toEqual({ seq: 4, content_hash: records[2]!.contentHash });
