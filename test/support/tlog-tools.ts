@@ -64,7 +64,8 @@ export async function tlogMirror(): Promise<string> {
   return cachedBuild(dir, 'tlog-mirror', async (out) => {
     await run('go', ['build', '-o', join(out, 'tlog-mirror'), '.'], {
       cwd: MIRROR_SOURCE,
-      env: { ...process.env, GOFLAGS: '-mod=mod' },
+      // Never writes go.mod or go.sum in the repository; no VCS stamp (a worktree may have none).
+      env: { ...process.env, GOFLAGS: '-mod=readonly -buildvcs=false' },
     });
   });
 }
