@@ -57,18 +57,13 @@ async function fetchOk(url: string): Promise<Response | null> {
   return res;
 }
 
-/** An entry bundle as served, falling back to the full bundle when a partial one is gone. */
-async function bundle(prefix: string, ref: TileRef): Promise<Buffer[]> {
+/** A tile or bundle as served, falling back to the full one when a partial one is gone. */
+async function resource(prefix: string, ref: TileRef): Promise<Buffer> {
   for (const width of ref.width < TILE_WIDTH ? [ref.width, TILE_WIDTH] : [TILE_WIDTH]) {
     const res = await fetchOk(`${prefix}/${tilePath({ ...ref, width })}`);
-    if (!res) continue;
-    const entries = parseEntryBundle(Buffer.from(await res.arrayBuffer()));
-    if (entries.length < ref.width) {
-      throw new Misbehaviour(`bundle ${tilePath(ref)} holds ${entries.length} entries`);
-    }
-    return entries.slice(0, ref.width);
+    if (res) return Buffer.from(await res.arrayBuffer());
   }
-  throw new Misbehaviour(`bundle ${tilePath(ref)} is missing though a checkpoint covers it`);
+  throw new Misbehaviour(`${tilePath(ref)} is missing though a checkpoint covers it`);
 }
 
 /** Entries [from, to) as the log serves them, each checked against its level-0 tile. */
@@ -76,19 +71,27 @@ async function entries(prefix: string, from: number, to: number): Promise<Buffer
   const out: Buffer[] = [];
   for (let n = Math.floor(from / TILE_WIDTH); n * TILE_WIDTH < to; n++) {
     const width = Math.min(TILE_WIDTH, to - n * TILE_WIDTH);
-    const served = await bundle(prefix, { level: 'entries', index: n, width });
-    const tile = await fetchOk(`${prefix}/${tilePath({ level: 0, index: n, width })}`);
-    const hashes = tile && Buffer.from(await tile.arrayBuffer());
-    served.forEach((entry, i) => {
+    const bundle = await resource(prefix, { level: 'entries', index: n, width });
+    let served: Buffer[];
+    try {
+      served = parseEntryBundle(bundle);
+    } catch (err) {
+      throw new Misbehaviour(`bundle ${n}: ${(err as Error).message}`);
+    }
+    const hashes = await resource(prefix, { level: 0, index: n, width });
+    if (served.length < width || hashes.length < width * 32) {
+      throw new Misbehaviour(`tile ${n} holds fewer than the ${width} entries a checkpoint covers`);
+    }
+    served.slice(0, width).forEach((entry, i) => {
       const index = n * TILE_WIDTH + i;
       if (entry.length !== ENTRY_SIZE) {
         throw new Misbehaviour(`entry ${index} is ${entry.length} bytes, not a 32-byte hash`);
       }
-      if (hashes && !hashes.subarray(i * 32, i * 32 + 32).equals(leafHash(entry))) {
+      if (!hashes.subarray(i * 32, i * 32 + 32).equals(leafHash(entry))) {
         throw new Misbehaviour(`tile 0/${n} does not hold the hash of entry ${index}`);
       }
     });
-    out.push(...served.slice(Math.max(0, from - n * TILE_WIDTH)));
+    out.push(...served.slice(Math.max(0, from - n * TILE_WIDTH), width));
   }
   return out;
 }
