@@ -9,7 +9,7 @@
  *
  * Uses MONGODB_URI when set (the size is meant for a real MongoDB), otherwise the embedded server.
  */
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +25,7 @@ import { recordLeafHash } from '../src/evidence/log/log-tree';
 import { generateSigner } from '../src/evidence/log/signed-note';
 import { freePort, provideMongo, type Service } from '../tools/stack';
 import { pct } from './support/latency';
+import { seedLeaves } from './support/seed-leaves';
 
 const { values } = parseArgs({
   options: {
@@ -109,18 +110,7 @@ async function main(): Promise<void> {
 
     console.error(`seeding ${LEAVES} leaves…`);
     const leaves = db.collection<LeafDoc>(leavesIndexes.collection);
-    const start = await log.leaves.size();
-    for (let done = 0; done < LEAVES; done += 10_000) {
-      const docs = Array.from({ length: Math.min(10_000, LEAVES - done) }, (_, i) => ({
-        _id: start + done + i,
-        logId: `evd_bench_${done + i}`,
-        accountId: 'usr_bench',
-        seq: done + i + 1,
-        contentHash: randomBytes(32).toString('hex'),
-      }));
-      await leaves.insertMany(docs, { ordered: false });
-    }
-    const size = start + LEAVES;
+    const size = await seedLeaves(db, await log.leaves.size(), LEAVES);
     console.error(`integrating ${size} leaves…`);
     const integrating = performance.now();
     const checkpoint = (await log.checkpoints.issue())!;

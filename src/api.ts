@@ -11,6 +11,7 @@ import { chainsOperations } from './evidence/chains.routes';
 import { exportsOperations } from './evidence/export/exports.routes';
 import { hashesOperations } from './evidence/hashes.routes';
 import { logOperations } from './evidence/log/log.routes';
+import { tilesOperations } from './evidence/log/tiles.routes';
 import { recordsOperations } from './evidence/records.routes';
 import { trailOperations } from './evidence/trail/trail.routes';
 import { healthOperations } from './health/health.routes';
@@ -46,6 +47,7 @@ export const API = {
   chains: chainsOperations,
   hashes: hashesOperations,
   log: logOperations,
+  tiles: tilesOperations,
   shield: shieldOperations,
   honeypot: honeypotOperations,
   rag: ragOperations,

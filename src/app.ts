@@ -33,6 +33,7 @@ import { EvidenceRepository } from './evidence/evidence.repository';
 import { EvidenceService } from './evidence/evidence.service';
 import { EvidenceStore } from './evidence/evidence.store';
 import { EvidenceLog } from './evidence/log/evidence-log';
+import { parseWitnesses } from './evidence/log/witnesses';
 import type { Checkpoints } from './evidence/log/checkpoints';
 import { generateSigner, type NoteSigner } from './evidence/log/signed-note';
 import { errorHandler, notFoundHandler } from './http/errors';
@@ -148,7 +149,10 @@ export function createApp({
     defaultPlan: config.plans.defaultPlan,
   });
   // One store per process, so every evidence append of an account shares one group commit.
-  const log = new EvidenceLog(mongo.db, signer, clock);
+  const log = new EvidenceLog(mongo.db, signer, clock, {
+    witnesses: parseWitnesses(config.EVIDENCE_WITNESSES),
+    log: logger,
+  });
   const store = new EvidenceStore(mongo.db, clock, log.leaves);
   const evidence = new EvidenceRepository(mongo.db);
   const evidenceService = new EvidenceService(evidence, log);
@@ -181,7 +185,7 @@ export function createApp({
     },
     journal: { dir: config.TRIPWIRE_JOURNAL_DIR, ...DEFAULT_JOURNAL_TIMINGS },
   });
-  const shield = new ShieldInspector({ tripwires, store, evidence });
+  const shield = new ShieldInspector({ tripwires, store, evidence, log });
   const removal = new EvidenceBoundRemoval({ canaries, threats, evidence, store, clock });
   const decoys = decoySettings(config);
   const refused: RefusedCredential = async (req, via, candidates) =>
@@ -223,6 +227,7 @@ export function createApp({
     chains: evidenceService,
     hashes: hashesDeps(evidenceService),
     log,
+    tiles: log,
     shield: { inspector: shield, meterInspection: metered(meter, plans, 'shield_inspections') },
     honeypot: {
       traps: new TrapsRepository(mongo.db),

@@ -260,7 +260,13 @@ const configSchema = z.object({
     unset: '(required in production)',
   }),
   CHECKPOINT_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60).meta({
-    description: 'A signed checkpoint at least this often while records arrive (API processes)',
+    description:
+      'A signed checkpoint at least this often while records arrive (by the API process holding the signer lease)',
+  }),
+  EVIDENCE_WITNESSES: optional(z.string().min(1)).meta({
+    description:
+      'Witnesses that cosign each checkpoint (C2SP tlog-witness), separated by commas: `<witness vkey> <submission URL>` each',
+    unset: '(none)',
   }),
   WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464).meta({
     description:

@@ -28,7 +28,7 @@ async function main(): Promise<void> {
 
   const signer = await loadSigningKey(config, logger);
   const api = createApp({ config, logger, mongo, temporal, signer });
-  const stopCheckpoints = api.checkpoints.every(config.CHECKPOINT_INTERVAL_SECONDS * 1000, logger);
+  const stopCheckpoints = api.checkpoints.run(config.CHECKPOINT_INTERVAL_SECONDS * 1000, logger);
   const server = api.app.listen(config.PORT, config.HOST);
   answerClientErrors(server);
   await once(server, 'listening');
@@ -39,9 +39,8 @@ async function main(): Promise<void> {
 
   const shutdown = (signal: string) => {
     logger.info({ signal }, 'shutting down');
-    stopCheckpoints();
     server.close(() => {
-      void Promise.all([listeners.close(), api.reconciler.stop()])
+      void Promise.all([listeners.close(), api.reconciler.stop(), stopCheckpoints()])
         .then(() => api.flush())
         .catch((err: unknown) =>
           logger.error({ err }, 'could not write the remaining audit trail and hits'),

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { RequestHandler } from 'express';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { operationsFor } from './http/operation';
 
 /**
@@ -30,6 +30,19 @@ export const evidenceWrites = new Counter({
   name: 'evidence_records_written_total',
   help: 'Sealed evidence records appended, by kind',
   labelNames: ['kind'] as const,
+  registers: [registry],
+});
+
+export const checkpointSigner = new Gauge({
+  name: 'evidence_checkpoint_signer',
+  help: "1 while this process holds the evidence log's checkpoint signing lease, else 0",
+  registers: [registry],
+});
+
+export const witnessCosignatures = new Counter({
+  name: 'evidence_witness_cosignatures_total',
+  help: 'Checkpoints submitted to each witness, by outcome (cosigned, refused, unreachable)',
+  labelNames: ['witness', 'outcome'] as const,
   registers: [registry],
 });
 

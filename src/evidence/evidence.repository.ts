@@ -15,6 +15,8 @@ export interface EvidenceRecord {
   data: JsonObject;
   contentHash?: string;
   algorithm?: typeof SEAL_ALGORITHM;
+  /** The record's index in the Merkle log, on records as the store answers a write (not stored). */
+  leafIndex?: number;
 }
 
 export interface EvidencePage {

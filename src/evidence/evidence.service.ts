@@ -4,10 +4,14 @@ import type { EvidenceRecord, EvidenceRepository } from './evidence.repository';
 import { ChainWalk, chainFindingsView } from './chain-walk';
 import { exportedRecord } from './evidence-record.view';
 import { inclusionView, type EvidenceLog } from './log/evidence-log';
+import { inclusionPromiseView } from './log/inclusion-promise';
 import { contentHash, SEAL_ALGORITHM } from './seal';
 
 /** How other answers point at the sealed record behind them. */
 export const evidenceRefView = z.object({ log_id: z.string(), content_hash: z.string() });
+
+/** A record sealed by this very request: its reference and the log's signed inclusion promise. */
+export const sealedRefView = evidenceRefView.extend({ promise: inclusionPromiseView });
 
 export const recordVerificationView = z
   .object({
@@ -31,6 +35,8 @@ export const recordVerificationView = z
       predecessor_hash: z.string().nullable(),
     }),
     leaf_index: z.number().int().nullable(),
+    /** The log's signed promise of the record's leaf (null only if it never reached the log). */
+    promise: inclusionPromiseView.nullable(),
     /** Against a signed checkpoint that covers the record (one is signed if none does yet). */
     inclusion: inclusionView.nullable(),
   })
@@ -55,6 +61,8 @@ export const hashCheckView = z
     algorithm: z.literal(SEAL_ALGORITHM),
     /** The record's place in the deployment's Merkle log (null only if it never reached it). */
     leaf_index: z.number().int().nullable(),
+    /** The log's signed promise of the record's leaf (null only if it never reached the log). */
+    promise: inclusionPromiseView.nullable(),
     /** Against the latest signed checkpoint; null until the next checkpoint covers the record. */
     inclusion: inclusionView.nullable(),
   })
@@ -105,6 +113,7 @@ export class EvidenceService {
       algorithm: record.algorithm ?? null,
       link: { holds, prev_hash: record.prevHash, predecessor_hash: predecessorHash },
       leaf_index: leafIndex,
+      promise: this.promiseOf(record, leafIndex),
       inclusion,
     };
   }
@@ -121,8 +130,13 @@ export class EvidenceService {
       sealed_at: record.sealedAt.toISOString(),
       algorithm: record.algorithm ?? SEAL_ALGORITHM,
       leaf_index: leafIndex,
+      promise: this.promiseOf(record, leafIndex),
       inclusion,
     };
+  }
+
+  private promiseOf(record: EvidenceRecord, leafIndex: number | null) {
+    return leafIndex === null || !record.contentHash ? null : this.log.promise(record, leafIndex);
   }
 
   /**

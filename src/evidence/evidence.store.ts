@@ -122,9 +122,10 @@ export class EvidenceStore {
       }
     }
     // The head moves only once the leaves are in.
-    await this.log.append(
+    const leafIndexes = await this.log.append(
       written.map((r) => ({ logId: r.id, accountId, seq: r.seq, contentHash: r.contentHash! })),
     );
+    written.forEach((record, i) => (record.leafIndex = leafIndexes[i]));
     await this.moveHead(accountId, written);
     for (const record of written) evidenceWrites.inc({ kind: record.kind });
     return written;

@@ -3,8 +3,9 @@ import { z } from 'zod';
 import { emailToken, RAG_MARKER_PATTERN, urlToken } from '../canaries/decoys';
 import type { Presenter, Tripwires } from '../canaries/tripwires';
 import type { EvidenceRepository } from '../evidence/evidence.repository';
-import { evidenceRefView } from '../evidence/evidence.service';
+import { sealedRefView } from '../evidence/evidence.service';
 import type { EvidenceStore } from '../evidence/evidence.store';
+import type { EvidenceLog } from '../evidence/log/evidence-log';
 import { credentialCandidates, inspectMessage, type Finding, type Inspection } from './inspect';
 
 export const SHIELD_INSPECTION_KIND = 'shield.inspection';
@@ -38,7 +39,7 @@ export const inspectionResultView = z.object({
       span: z.object({ start: z.number().int(), end: z.number().int(), text: z.string() }),
     }),
   ),
-  evidence: evidenceRefView,
+  evidence: sealedRefView,
 });
 type InspectionResult = z.output<typeof inspectionResultView>;
 
@@ -80,6 +81,7 @@ export class ShieldInspector {
       tripwires: Tripwires;
       store: EvidenceStore;
       evidence: EvidenceRepository;
+      log: Pick<EvidenceLog, 'promise'>;
     },
   ) {}
 
@@ -109,7 +111,11 @@ export class ShieldInspector {
     });
     return {
       ...result,
-      evidence: { log_id: record.id, content_hash: record.contentHash! },
+      evidence: {
+        log_id: record.id,
+        content_hash: record.contentHash!,
+        promise: this.deps.log.promise(record, record.leafIndex!),
+      },
     } satisfies InspectionResult;
   }
 

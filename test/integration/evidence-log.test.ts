@@ -228,13 +228,13 @@ describe('checkpoints on a timer', () => {
     const who = await account();
     const [record] = await seal(who, 2);
     const leaf = (await t.mongo.db.collection('evidence_leaves').findOne({ logId: record!.id }))!;
-    const stop = t.checkpoints.every(100, pino({ level: 'silent' }));
+    const stop = t.checkpoints.run(100, pino({ level: 'silent' }));
     try {
       while (((await t.checkpoints.latest())?._id ?? 0) <= Number(leaf._id)) {
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     } finally {
-      stop();
+      await stop();
     }
     const latest = (await t.checkpoints.latest())!;
     expect(parseCheckpoint(openNote(latest.note, keys())).size).toBe(latest._id);
@@ -360,6 +360,20 @@ describe('the offline verifier', () => {
     const forgedProof = copy();
     forgedProof.records[0]!.inclusion_proof = forgedProof.records[1]!.inclusion_proof;
     expect(verifyExport(forgedProof, keys()).line).toMatch(/seq 1 .*inclusion proof fails/);
+
+    // The record placed at another leaf, with that leaf's proof: the promise names its own.
+    const moved = copy();
+    moved.records[0]!.leaf_index = good.records[1]!.leaf_index;
+    moved.records[0]!.inclusion_proof = good.records[1]!.inclusion_proof;
+    expect(verifyExport(moved, keys()).line).toBe(
+      `FAILED: record seq 1 (${good.records[0]!.log_id}): the log promised it leaf ${good.records[0]!.leaf_index}, it is at leaf ${good.records[1]!.leaf_index}`,
+    );
+
+    const swappedPromise = copy();
+    swappedPromise.records[3]!.promise = good.records[2]!.promise;
+    expect(verifyExport(swappedPromise, keys()).line).toMatch(
+      /seq 4 .*its inclusion promise is for another record$/,
+    );
   });
 
   it('when checked with another key, then the checkpoint is refused', async () => {

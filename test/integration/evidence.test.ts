@@ -85,6 +85,10 @@ describe('POST /audit/verify/<log_id>', () => {
       algorithm: 'sha256-jcs',
       link: { holds: true, prev_hash: record!.prevHash, predecessor_hash: record!.prevHash },
       leaf_index: expect.any(Number),
+      promise: expect.objectContaining({
+        leaf_index: res.body.leaf_index,
+        timestamp: record!.sealedAt.toISOString(),
+      }),
       inclusion: expect.objectContaining({ leaf_index: res.body.leaf_index }),
     });
     expectIncluded(record!.contentHash!, res.body.inclusion);
@@ -290,6 +294,11 @@ describe('GET /api/verify/<hash>', () => {
       sealed_at: record!.sealedAt.toISOString(),
       algorithm: 'sha256-jcs',
       leaf_index: expect.any(Number),
+      // Nothing the check does not already answer: index, leaf hash, sealing time, the log's key.
+      promise: expect.objectContaining({
+        leaf_index: res.body.leaf_index,
+        timestamp: record!.sealedAt.toISOString(),
+      }),
       inclusion: expect.objectContaining({ leaf_index: res.body.leaf_index }),
     });
     expectIncluded(record!.contentHash!, res.body.inclusion);
@@ -347,6 +356,7 @@ describe('GET /audit/export/<user_id>', () => {
       algorithm: 'sha256-jcs',
       data: { note: 'n2', i: 2 },
       leaf_index: expect.any(Number),
+      promise: expect.stringMatching(/^tripwire-evidence\/inclusion-promise\/v1\n/),
       inclusion_proof: expect.any(Array),
     });
     expect(res.body.cut.head).toEqual({ seq: 4, content_hash: records[2]!.contentHash });

@@ -179,3 +179,19 @@ describe('two API processes sharing one database', () => {
     expect(statuses(answers)).toEqual({ 200: 120, 429: 50 });
   }, 120_000);
 });
+
+describe('one checkpoint signer over both', () => {
+  it('when both processes run, then exactly one holds the signer lease, as their gauges say', async () => {
+    const gauge = async (url: string) => {
+      const text = await (await fetch(`${url}/metrics`, { dispatcher })).text();
+      return Number(/^evidence_checkpoint_signer (\d)$/m.exec(text)?.[1]);
+    };
+    // Each process tries to take the lease on its first tick, about a second after it starts.
+    let held = await Promise.all(apis.map((api) => gauge(api.url)));
+    for (let i = 0; i < 50 && held[0]! + held[1]! !== 1; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      held = await Promise.all(apis.map((api) => gauge(api.url)));
+    }
+    expect([...held].sort()).toEqual([0, 1]);
+  });
+});

@@ -1,7 +1,11 @@
 import type { PresentedHit, Tripwires } from '../../src/canaries/tripwires';
 import type { EvidenceRepository } from '../../src/evidence/evidence.repository';
 import type { EvidenceStore } from '../../src/evidence/evidence.store';
+import { signPromise } from '../../src/evidence/log/inclusion-promise';
+import { generateSigner } from '../../src/evidence/log/signed-note';
 import { ShieldInspector } from '../../src/shield/shield.service';
+
+const signer = generateSigner('tripwire.test/evidence').signer;
 
 const MARKER = 'ref-abcdefghijklmnopqrstuv';
 
@@ -15,12 +19,26 @@ function inspectorWith() {
     },
   } as unknown as Tripwires;
   const store = {
-    append: () => Promise.resolve({ id: 'evd_1', contentHash: 'h'.repeat(64) }),
+    append: () =>
+      Promise.resolve({
+        id: 'evd_1',
+        contentHash: 'ab'.repeat(32),
+        sealedAt: new Date(),
+        leafIndex: 0,
+      }),
   } as unknown as EvidenceStore;
   const inspector = new ShieldInspector({
     tripwires,
     store,
     evidence: {} as EvidenceRepository,
+    log: {
+      promise: (record, leafIndex) =>
+        signPromise(signer, {
+          leafIndex,
+          contentHash: record.contentHash!,
+          sealedAt: record.sealedAt,
+        }),
+    },
   });
   return { inspector, heard };
 }

@@ -6,9 +6,13 @@ import type { ChainHeadDoc, EvidenceRepository } from '../evidence.repository';
 
 const CHUNK = 200;
 
-/** An exported record with its place in the Merkle log and its proof against the cut's checkpoint. */
+/**
+ * An exported record with its place in the Merkle log, the log's signed inclusion promise for it
+ * (the note, see inclusion-promise.ts) and its proof against the cut's checkpoint.
+ */
 export const cutRecordView = exportedRecordView.extend({
   leaf_index: z.number().int().nullable(),
+  promise: z.string().nullable(),
   inclusion_proof: z.array(z.string()).nullable(),
 });
 export type CutRecord = z.output<typeof cutRecordView>;
@@ -64,11 +68,15 @@ export async function* cutRecords(
       size,
     );
     const byLogId = new Map(proven.map((r, i) => [r.id, proofs[i]!]));
-    yield chunk.map((record) => ({
-      ...exportedRecord(record),
-      leaf_index: indexes.get(record.id) ?? null,
-      inclusion_proof: byLogId.get(record.id)?.map((p) => p.toString('hex')) ?? null,
-    }));
+    yield chunk.map((record) => {
+      const leafIndex = indexes.get(record.id) ?? null;
+      return {
+        ...exportedRecord(record),
+        leaf_index: leafIndex,
+        promise: leafIndex === null ? null : log.promise(record, leafIndex).note,
+        inclusion_proof: byLogId.get(record.id)?.map((p) => p.toString('hex')) ?? null,
+      };
+    });
   }
 }
 

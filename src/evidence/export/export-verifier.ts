@@ -4,6 +4,7 @@ import type { EvidenceExport } from './evidence-export';
 import { verifyConsistency, verifyInclusion } from '../log/merkle';
 import { openNote, parseCheckpoint, type Checkpoint, type NoteVerifier } from '../log/signed-note';
 import { recordLeafHash } from '../log/log-tree';
+import { openPromise } from '../log/inclusion-promise';
 
 export interface Verdict {
   ok: boolean;
@@ -39,7 +40,7 @@ export class ExportVerifier {
 
   constructor(
     private readonly header: Header,
-    keys: readonly NoteVerifier[],
+    private readonly keys: readonly NoteVerifier[],
   ) {
     this.walk = new ChainWalk(header.account_id);
     const signed = header.cut.checkpoint;
@@ -61,6 +62,8 @@ export class ExportVerifier {
     if (record.leaf_index === null || record.inclusion_proof === null || !record.content_hash) {
       return this.fail(record, `not in the checkpoint of size ${cp.size}`);
     }
+    const promised = this.promiseFailure(record);
+    if (promised) return this.fail(record, promised);
     const included = verifyInclusion(
       record.leaf_index,
       cp.size,
@@ -69,6 +72,26 @@ export class ExportVerifier {
       cp.rootHash,
     );
     if (!included) return this.fail(record, `its inclusion proof fails against the signed root`);
+  }
+
+  /** Whether the record's promise is the log's, for this record at this leaf; the inclusion proof
+   * against the checkpoint then shows the log kept it. */
+  private promiseFailure(record: CutRecord): string | null {
+    if (!record.promise) return 'it carries no inclusion promise';
+    let promise: ReturnType<typeof openPromise>;
+    try {
+      promise = openPromise(record.promise, this.keys);
+    } catch (err) {
+      return `its inclusion promise: ${(err as Error).message}`;
+    }
+    const leafHash = recordLeafHash(record.content_hash!).toString('base64');
+    if (promise.leaf_hash !== leafHash || promise.timestamp !== record.sealed_at) {
+      return 'its inclusion promise is for another record';
+    }
+    if (promise.leaf_index !== record.leaf_index) {
+      return `the log promised it leaf ${promise.leaf_index}, it is at leaf ${record.leaf_index}`;
+    }
+    return null;
   }
 
   finish(earlier?: EarlierCheckpoint, keys: readonly NoteVerifier[] = []): Verdict {

@@ -1,11 +1,17 @@
 import type { Db } from 'mongodb';
+import pino from 'pino';
 import { z } from 'zod';
 import type { Clock } from '../../clock';
 import { DomainError } from '../../errors';
+import type { Logger } from '../../logger';
 import { Checkpoints, type CheckpointDoc } from './checkpoints';
+import { signPromise, type InclusionPromise } from './inclusion-promise';
 import { LeafLog } from './log-leaves';
 import { MerkleTreeStore } from './log-tree';
 import { fingerprint, verifierKey, type NoteSigner } from './signed-note';
+import { SignerLease } from './signer-lease';
+import { LogTiles } from './tiles';
+import { WitnessClient, type Witness } from './witnesses';
 
 /** How a leaf is made from a record, stated in exports so a verifier needs nothing else. */
 export const LEAF_RULE =
@@ -57,16 +63,54 @@ export function describeCheckpoint(c: CheckpointDoc): z.output<typeof checkpoint
   return { size: c._id, root_hash: c.rootHash, note: c.note, issued_at: c.issuedAt.toISOString() };
 }
 
-/** The deployment-wide Merkle log: its leaves, stored tree, signed checkpoints and proofs. */
+export interface EvidenceLogOptions {
+  /** Who cosigns each checkpoint before it is published (`EVIDENCE_WITNESSES`). */
+  witnesses?: readonly Witness[];
+  log?: Logger;
+  /** How long the checkpoint signer's lease lasts unrenewed. */
+  leaseMs?: number;
+}
+
+/** The signer's lease outlives a few missed renewals (its holder renews about every second). */
+const LEASE_MS = 10_000;
+
+/** The deployment-wide Merkle log: its leaves, stored tree, tiles, signed checkpoints and proofs. */
 export class EvidenceLog {
   readonly leaves: LeafLog;
   readonly tree: MerkleTreeStore;
+  readonly tiles: LogTiles;
   readonly checkpoints: Checkpoints;
 
-  constructor(db: Db, signer: NoteSigner, clock: Clock) {
+  constructor(
+    db: Db,
+    signer: NoteSigner,
+    clock: Clock,
+    {
+      witnesses = [],
+      log = pino({ level: 'silent' }),
+      leaseMs = LEASE_MS,
+    }: EvidenceLogOptions = {},
+  ) {
     this.leaves = new LeafLog(db);
     this.tree = new MerkleTreeStore(db);
-    this.checkpoints = new Checkpoints(db, this.tree, signer, clock);
+    this.tiles = new LogTiles(this.tree);
+    this.checkpoints = new Checkpoints(
+      db,
+      this.tree,
+      signer,
+      clock,
+      new SignerLease(db, log, leaseMs),
+      new WitnessClient(witnesses, this.tree, log),
+    );
+  }
+
+  /** The signed promise that this sealed record's leaf is at `leafIndex` (see inclusion-promise.ts). */
+  promise(record: { contentHash?: string; sealedAt: Date }, leafIndex: number): InclusionPromise {
+    return signPromise(this.checkpoints.signer, {
+      leafIndex,
+      contentHash: record.contentHash!,
+      sealedAt: record.sealedAt,
+    });
   }
 
   publicKey(): z.output<typeof publicKeyView> {

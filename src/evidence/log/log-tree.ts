@@ -4,13 +4,14 @@ import { isDuplicateKeyError } from '../../db/mongo';
 import { leavesIndexes, type LeafDoc } from './log-leaves';
 import {
   consistencyProof,
-  EMPTY_ROOT,
   inclusionProof,
   leafHash,
   neededSubtrees,
-  nodeHash,
   peaks,
+  peaksRoot,
+  pushLeaf,
   subtreeKey,
+  type Peak,
   type Subtree,
   type SubtreeLookup,
 } from './merkle';
@@ -27,10 +28,6 @@ const INTEGRATE_BATCH = 5_000;
 
 /** The leaf hash of a record: RFC 9162's over the 32 raw bytes of its content hash. */
 export const recordLeafHash = (contentHash: string) => leafHash(Buffer.from(contentHash, 'hex'));
-
-interface Peak extends Subtree {
-  hash: Buffer;
-}
 
 /**
  * The Merkle tree over the leaves, stored as the hash of every complete subtree (Tessera keeps
@@ -87,25 +84,43 @@ export class MerkleTreeStore {
           gap = true;
           break;
         }
-        stack.push({ level: 0, index: size, hash: recordLeafHash(doc.contentHash) });
-        while (stack.length > 1 && stack.at(-1)!.level === stack.at(-2)!.level) {
-          const right = stack.pop()!;
-          const left = stack.pop()!;
-          const node = { level: left.level + 1, index: left.index / 2 };
-          const hash = nodeHash(left.hash, right.hash);
-          stack.push({ ...node, hash });
-          made.push({ _id: subtreeKey(node), hash: hash.toString('hex') });
+        for (const node of pushLeaf(stack, size, recordLeafHash(doc.contentHash))) {
+          made.push({ _id: subtreeKey(node), hash: node.hash.toString('hex') });
         }
         size += 1;
       }
       await this.insertNodes(made);
       if (gap || docs.length < INTEGRATE_BATCH) break;
     }
-    const root = stack.reduceRight<Buffer | null>(
-      (acc, peak) => (acc ? nodeHash(peak.hash, acc) : peak.hash),
-      null,
-    );
-    return { size, root: root ?? EMPTY_ROOT };
+    return { size, root: peaksRoot(stack) };
+  }
+
+  /** The content hashes of leaves start… in order, as many as are stored without a gap. */
+  async leafContentHashes(start: number, count: number): Promise<Buffer[]> {
+    const docs = await this.leaves
+      .find({ _id: { $gte: start, $lt: start + count } }, { projection: { contentHash: 1 } })
+      .sort({ _id: 1 })
+      .toArray();
+    const out: Buffer[] = [];
+    for (const doc of docs) {
+      if (doc._id !== start + out.length) break;
+      out.push(Buffer.from(doc.contentHash, 'hex'));
+    }
+    return out;
+  }
+
+  /** The stored hashes of subtrees index… at a level above the leaves, as many as exist in a row. */
+  async nodeHashes(level: number, start: number, count: number): Promise<Buffer[]> {
+    const ids = Array.from({ length: count }, (_, i) => subtreeKey({ level, index: start + i }));
+    const docs = await this.nodes.find({ _id: { $in: ids } }).toArray();
+    const byId = new Map(docs.map((d) => [d._id, Buffer.from(d.hash, 'hex')]));
+    const out: Buffer[] = [];
+    for (const id of ids) {
+      const hash = byId.get(id);
+      if (!hash) break;
+      out.push(hash);
+    }
+    return out;
   }
 
   private async insertNodes(made: NodeDoc[]): Promise<void> {

@@ -185,3 +185,38 @@ export function peaks(size: number): Subtree[] {
   }
   return out;
 }
+
+/** A complete subtree with its hash: one entry of a compact range. */
+export interface Peak extends Subtree {
+  hash: Buffer;
+}
+
+/**
+ * The compact range of a tree being built leaf by leaf: pushes the next leaf hash and merges equal
+ * peaks, answering each interior node it completes (a store keeps them; a monitor need not).
+ */
+export function pushLeaf(peaks: Peak[], index: number, hash: Buffer): Peak[] {
+  const made: Peak[] = [];
+  peaks.push({ level: 0, index, hash });
+  while (peaks.length > 1 && peaks.at(-1)!.level === peaks.at(-2)!.level) {
+    const right = peaks.pop()!;
+    const left = peaks.pop()!;
+    const node = {
+      level: left.level + 1,
+      index: left.index / 2,
+      hash: nodeHash(left.hash, right.hash),
+    };
+    peaks.push(node);
+    made.push(node);
+  }
+  return made;
+}
+
+/** The root of the tree whose compact range these peaks are. */
+export function peaksRoot(peaks: readonly Peak[]): Buffer {
+  const root = peaks.reduceRight<Buffer | null>(
+    (acc, peak) => (acc ? nodeHash(peak.hash, acc) : peak.hash),
+    null,
+  );
+  return root ?? EMPTY_ROOT;
+}

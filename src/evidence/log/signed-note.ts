@@ -13,9 +13,13 @@ import {
  * sumdb/note, and C2SP tlog-checkpoint bodies (https://c2sp.org/tlog-checkpoint). Keys use the
  * same text forms: `PRIVATE+KEY+<name>+<key id>+<base64(0x01 ‖ seed)>` for signing and
  * `<name>+<key id>+<base64(0x01 ‖ public key)>` (a "vkey") for verifying. Node's crypto signs.
+ * Witnesses' cosignatures (https://c2sp.org/tlog-cosignature, Ed25519 `cosignature/v1`) are
+ * verified here too, with witness vkeys of type 0x04.
  */
 
 const ED25519 = 0x01;
+/** C2SP tlog-cosignature: a witness's timestamped Ed25519 signature (cosignature/v1). */
+const COSIGNATURE_V1 = 0x04;
 const SIGNATURE_PREFIX = '— ';
 // DER wrappers around a raw Ed25519 seed or public key, so Node's crypto can load them.
 const PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
@@ -35,11 +39,11 @@ export interface NoteSigner extends NoteVerifier {
 
 const validName = (name: string) => name.length > 0 && !/[\s+]/.test(name);
 
-/** The 4-byte key id: SHA-256(name ‖ "\n" ‖ 0x01 ‖ public key), first 4 bytes. */
-export function keyId(name: string, raw: Buffer): Buffer {
+/** The 4-byte key id: SHA-256(name ‖ "\n" ‖ type ‖ public key), first 4 bytes (type 0x01 by default). */
+export function keyId(name: string, raw: Buffer, type = ED25519): Buffer {
   return createHash('sha256')
     .update(`${name}\n`)
-    .update(Buffer.of(ED25519))
+    .update(Buffer.of(type))
     .update(raw)
     .digest()
     .subarray(0, 4);
@@ -81,22 +85,31 @@ export function parseSigner(skey: string): NoteSigner {
 
 /** Reads a vkey `<name>+<key id>+<base64(0x01 ‖ public key)>`. */
 export function parseVerifier(vkey: string): NoteVerifier {
+  return parseTypedVerifier(vkey, ED25519, 'an Ed25519 verifier key');
+}
+
+/** Reads a witness's vkey `<name>+<key id>+<base64(0x04 ‖ Ed25519 public key)>`. */
+export function parseCosignerKey(vkey: string): NoteVerifier {
+  return parseTypedVerifier(vkey, COSIGNATURE_V1, 'an Ed25519 cosignature/v1 (witness) key');
+}
+
+function parseTypedVerifier(vkey: string, type: number, what: string): NoteVerifier {
   const parts = vkey.trim().split('+');
   if (parts.length < 3) throw new TypeError('not a verifier key: expected <name>+<key id>+<key>');
   const [name, id] = [parts[0]!, parts[1]!];
   const key = Buffer.from(parts.slice(2).join('+'), 'base64');
-  if (!validName(name) || key.length !== 33 || key[0] !== ED25519) {
-    throw new TypeError('not an Ed25519 verifier key');
+  if (!validName(name) || key.length !== 33 || key[0] !== type) {
+    throw new TypeError(`not ${what}`);
   }
   const raw = key.subarray(1);
-  if (keyId(name, raw).toString('hex') !== id)
+  if (keyId(name, raw, type).toString('hex') !== id)
     throw new TypeError('verifier key id does not match');
   const publicKey = createPublicKey({
     key: Buffer.concat([SPKI_PREFIX, raw]),
     format: 'der',
     type: 'spki',
   });
-  return { name, keyId: keyId(name, raw), publicKey, raw };
+  return { name, keyId: keyId(name, raw, type), publicKey, raw };
 }
 
 export function verifierKey(key: NoteVerifier): string {
@@ -121,14 +134,8 @@ export function signNote(text: string, signer: NoteSigner): string {
  * Error saying why. Signatures by other keys (witnesses, say) are ignored, as the format wants.
  */
 export function openNote(note: string, keys: readonly NoteVerifier[]): string {
-  const split = note.lastIndexOf('\n\n');
-  if (split < 0 || !note.endsWith('\n')) throw new Error('not a signed note');
-  const text = note.slice(0, split + 1);
-  const lines = note.slice(split + 2, -1).split('\n');
-  for (const line of lines) {
-    if (!line.startsWith(SIGNATURE_PREFIX)) throw new Error('malformed signature line');
-    const [name, blob] = line.slice(SIGNATURE_PREFIX.length).split(' ');
-    const bytes = Buffer.from(blob ?? '', 'base64');
+  const { text, signatures } = splitNote(note);
+  for (const { name, bytes } of signatures) {
     const key = keys.find((k) => k.name === name && k.keyId.equals(bytes.subarray(0, 4)));
     if (!key) continue;
     if (!verify(null, Buffer.from(text), key.publicKey, bytes.subarray(4))) {
@@ -137,6 +144,60 @@ export function openNote(note: string, keys: readonly NoteVerifier[]): string {
     return text;
   }
   throw new Error('no signature by a trusted key');
+}
+
+export interface NoteSignature {
+  name: string;
+  /** Key id, then the signature. */
+  bytes: Buffer;
+  /** The whole line, with its newline. */
+  line: string;
+}
+
+/** A signed note's text (with its final newline) and its signature lines, in order. */
+export function splitNote(note: string): { text: string; signatures: NoteSignature[] } {
+  const split = note.lastIndexOf('\n\n');
+  if (split < 0 || !note.endsWith('\n')) throw new Error('not a signed note');
+  const text = note.slice(0, split + 1);
+  return { text, signatures: parseSignatureLines(note.slice(split + 2)) };
+}
+
+/** Note signature lines, each `— <name> <base64>` and a newline. */
+export function parseSignatureLines(lines: string): NoteSignature[] {
+  if (!lines.endsWith('\n')) throw new Error('malformed signature line');
+  return lines
+    .slice(0, -1)
+    .split('\n')
+    .map((line) => {
+      if (!line.startsWith(SIGNATURE_PREFIX)) throw new Error('malformed signature line');
+      const [name, blob, extra] = line.slice(SIGNATURE_PREFIX.length).split(' ');
+      if (!name || !blob || extra !== undefined) throw new Error('malformed signature line');
+      return { name, bytes: Buffer.from(blob, 'base64'), line: `${line}\n` };
+    });
+}
+
+/** The message a cosignature/v1 signs: a header line, the time line, then the checkpoint body. */
+export const cosignedMessage = (body: string, time: number) =>
+  Buffer.from(`cosignature/v1\ntime ${time}\n${body}`);
+
+/**
+ * The time (POSIX seconds) of the witness's valid cosignature over this checkpoint body, or null
+ * when none of these signatures is one by that witness key that verifies.
+ */
+export function cosignatureTime(
+  body: string,
+  signatures: readonly NoteSignature[],
+  witness: NoteVerifier,
+): number | null {
+  for (const { name, bytes } of signatures) {
+    if (name !== witness.name || !witness.keyId.equals(bytes.subarray(0, 4))) continue;
+    if (bytes.length !== 4 + 8 + 64) continue;
+    const time = Number(bytes.readBigUInt64BE(4));
+    if (verify(null, cosignedMessage(body, time), witness.publicKey, bytes.subarray(12))) {
+      return time;
+    }
+  }
+  return null;
 }
 
 export interface Checkpoint {
