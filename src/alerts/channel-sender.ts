@@ -1,8 +1,7 @@
-import type { Db } from 'mongodb';
-import { UsersRepository } from '../accounts/users.repository';
+import type { UsersRepository } from '../accounts/users.repository';
 import { resolveSafeTarget, UnsafeTargetError } from './address-safety';
 import { BUILT_IN_CHANNEL_IDS, isBuiltInChannel, type BuiltInSettings } from './built-in-channels';
-import { ChannelsRepository } from './channels.repository';
+import type { ChannelsRepository } from './channels.repository';
 import type { Attempt, AttemptResult } from './http-delivery';
 import { CHANNEL_PROVIDERS } from './providers';
 import { EmailProvider } from './providers/email';
@@ -25,18 +24,15 @@ async function once<To, Message, Answer>(
  * again on every attempt: a channel deleted, disabled or re-pointed in between is honoured.
  */
 export class ChannelSender {
-  private readonly channels: ChannelsRepository;
-  private readonly users: UsersRepository;
   private readonly email: EmailProvider | undefined;
   private readonly telegram: TelegramProvider | undefined;
 
   constructor(
-    db: Db,
+    private readonly channels: ChannelsRepository,
+    private readonly users: UsersRepository,
     private readonly allowPrivateTargets: boolean,
     builtIns: BuiltInSettings,
   ) {
-    this.channels = new ChannelsRepository(db);
-    this.users = new UsersRepository(db);
     this.email = builtIns.smtpUrl
       ? new EmailProvider(builtIns.smtpUrl, builtIns.smtpFrom)
       : undefined;
