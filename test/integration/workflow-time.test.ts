@@ -58,22 +58,19 @@ function standIns({ verdict = 'delivered' }: { verdict?: AttemptReport['verdict'
   };
   const payload = (threatEventId: string | null): AlertPayloadJson =>
     tripwirePayload(threatEventId ?? 'thr_none');
-  const activities: Partial<Record<keyof Activities, (input: never) => Promise<unknown>>> = {
-    prepareThreatDelivery: async ({ threatEventId }: { threatEventId: string }) => ({
+  // Synchronous stand-ins: the worker awaits whatever an activity returns.
+  const activities: Partial<Record<keyof Activities, (input: never) => unknown>> = {
+    prepareThreatDelivery: ({ threatEventId }: { threatEventId: string }) => ({
       payload: payload(threatEventId),
       targets: TARGETS,
     }),
-    sealThreatAlert: async () => undefined,
-    prepareStormFollowUp: async (input: {
-      threatEventId: string;
-      hits: number;
-      newHits: number;
-    }) => {
+    sealThreatAlert: () => undefined,
+    prepareStormFollowUp: (input: { threatEventId: string; hits: number; newHits: number }) => {
       asked.followUps.push({ hits: input.hits, newHits: input.newHits });
       return payload(input.threatEventId);
     },
-    listDeliveryTargets: async () => TARGETS,
-    sendAlertAttempt: async ({ attempt }: { attempt: number }): Promise<AttemptReport> => {
+    listDeliveryTargets: () => TARGETS,
+    sendAlertAttempt: ({ attempt }: { attempt: number }): AttemptReport => {
       asked.attempts.push(attempt);
       return {
         attempt,
@@ -85,11 +82,11 @@ function standIns({ verdict = 'delivered' }: { verdict?: AttemptReport['verdict'
         answer: null,
       };
     },
-    recordDeliveryAttempt: async ({ report }: { report: AttemptReport }) => {
+    recordDeliveryAttempt: ({ report }: { report: AttemptReport }) => {
       asked.recordedAttempts.push(report.attempt);
     },
-    recordAlertOutcomes: async () => undefined,
-    raiseAgentAlert: async ({ threatEventId }: { threatEventId: string }) => {
+    recordAlertOutcomes: () => undefined,
+    raiseAgentAlert: ({ threatEventId }: { threatEventId: string }) => {
       asked.agentAlerts.push(threatEventId);
       return payload(threatEventId);
     },
