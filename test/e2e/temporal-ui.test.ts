@@ -101,18 +101,20 @@ it('when an operator filters alerts by DeliveryOutcome and opens one, then the l
   await page.screenshot({ path: screenshotPath('temporal-ui-failed-alerts') });
 
   await page.goto(`${uiBase}/namespaces/default/workflows/${critical}`);
+  // The events with their summaries (the timeline names local activities by type only).
+  await page.getByTestId('history-tab').click();
   await page.getByText('send to webhook "Pager (critical only)", attempt 3 of 3').first().waitFor({
     timeout: 60_000,
   });
-  await page.screenshot({ path: screenshotPath('temporal-ui-alert') });
-  // The static summary and details: account, canary, event, level.
-  // (The summary and details render as Markdown in a sandboxed frame; the events list is the page's.)
-  await page.getByText('User Metadata', { exact: true }).click();
   // A 410 is final: that attempt is recorded with the alert's outcomes, in one local activity.
   await page
     .getByText(/record outcomes: .*webhook "Old CRM hook": 410/)
     .first()
     .waitFor();
+  await page.screenshot({ path: screenshotPath('temporal-ui-alert') });
+  // The static summary and details: account, canary, event, level.
+  // (The summary and details render as Markdown in a sandboxed frame.)
+  await page.getByText('User Metadata', { exact: true }).click();
   await page.getByText('Current Details').waitFor();
   await page.screenshot({ path: screenshotPath('temporal-ui-summary') });
 });
