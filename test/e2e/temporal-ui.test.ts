@@ -107,10 +107,11 @@ it('when an operator filters alerts by DeliveryOutcome and opens one, then the l
     timeout: 60_000,
   });
   // A 410 is final: that attempt is recorded with the alert's outcomes, in one local activity.
-  await page
-    .getByText(/record outcomes: .*webhook "Old CRM hook": 410/)
-    .first()
-    .waitFor();
+  const outcomes = page.getByText(/record outcomes: .*webhook "Old CRM hook": 410/).first();
+  await outcomes.waitFor();
+  // The shot shows the named events rather than the workflow's input and result.
+  await page.getByText('Event History', { exact: true }).last().scrollIntoViewIfNeeded();
+  await page.mouse.wheel(0, 350);
   await page.screenshot({ path: screenshotPath('temporal-ui-alert') });
   // The static summary and details: account, canary, event, level.
   // (The summary and details render as Markdown in a sandboxed frame.)
