@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { MongoClient, type Collection } from 'mongodb';
+import { MongoClient } from 'mongodb';
 import { connectMongo } from '../../src/db/mongo';
 import { MongoCounterStore } from '../../src/metering/counters.repository';
 import { freePort } from '../../tools/stack';
@@ -194,11 +194,9 @@ describe('counter documents', () => {
   });
   let t: TestApp;
   let replica: Awaited<ReturnType<typeof connectMongo>>;
-  let counters: Collection<{ _id: string; count: number }>;
   beforeAll(async () => {
     t = await createTestApp();
     replica = await connectMongo(t.config.MONGODB_URI, t.config.MONGODB_DB);
-    counters = t.mongo.db.collection('meter_counters');
   });
   afterAll(async () => {
     await replica.client.close();
