@@ -147,7 +147,9 @@ describe('a storm in skipped time', () => {
       ]);
       return ranFor(handle);
     });
-    expect(asked.followUps).toEqual([{ hits: 9, newHits: 8 }]);
+    // A local activity runs at least once (a workflow task that skipped time overtook runs it again):
+    // the last run is the one the alert recorded.
+    expect(asked.followUps.at(-1)).toEqual({ hits: 9, newHits: 8 });
     // The last hit at 2 min, then a quiet minute.
     expect(ran).toBeGreaterThanOrEqual(3 * MINUTE);
     expect(ran).toBeLessThan(3 * MINUTE + 10 * SECOND);
@@ -155,7 +157,7 @@ describe('a storm in skipped time', () => {
 
   it('when hits never stop, then the follow-up goes out when the gathering time is up, and later hits find the alert closed', async () => {
     const { asked, activities } = standIns();
-    const { ran, refused } = await withWorker(activities, async (taskQueue) => {
+    const { ran, refused, followUps } = await withWorker(activities, async (taskQueue) => {
       const input = threatAlert({ quietMs: MINUTE, maxMs: 10 * MINUTE });
       const handle = await env.client.workflow.signalWithStart('alertWorkflow', {
         taskQueue,
@@ -174,16 +176,20 @@ describe('a storm in skipped time', () => {
           refused++;
         }
       }
-      await handle.result();
-      return { ran: await ranFor(handle), refused };
+      const { results } = await handle.result();
+      const followUps = results.filter((r: ChannelResult) => r.deliveryId.endsWith(':follow-up'));
+      return { ran: await ranFor(handle), refused, followUps };
     });
     expect(ran).toBeGreaterThanOrEqual(10 * MINUTE);
     expect(ran).toBeLessThan(11 * MINUTE);
     // Hits every 30 s for 10 minutes: about 20 joined before the follow-up, the rest were refused.
-    expect(asked.followUps).toHaveLength(1);
-    expect(asked.followUps[0]!.newHits).toBeGreaterThanOrEqual(19);
-    expect(asked.followUps[0]!.newHits).toBeLessThanOrEqual(20);
-    expect(refused).toBe(25 - asked.followUps[0]!.newHits);
+    expect(followUps).toHaveLength(1);
+    const { newHits } = asked.followUps.at(-1)!;
+    expect(newHits).toBeGreaterThanOrEqual(19);
+    expect(newHits).toBeLessThanOrEqual(20);
+    // Every later hit found the alert closed, but one that came while the follow-up went out.
+    expect(refused).toBeGreaterThanOrEqual(25 - newHits - 1);
+    expect(refused).toBeLessThanOrEqual(25 - newHits);
   });
 });
 
