@@ -1,25 +1,61 @@
+import type { Db } from 'mongodb';
+import { AgentsRepository } from '../src/agent/agents.repository';
+import { UsersRepository } from '../src/accounts/users.repository';
+import { AlertOutcomes } from '../src/alerts/alert-outcomes';
+import type { BuiltInSettings } from '../src/alerts/built-in-channels';
+import { ChannelSender } from '../src/alerts/channel-sender';
+import { ChannelsRepository } from '../src/alerts/channels.repository';
+import { DeliveriesRepository } from '../src/alerts/deliveries.repository';
 import { DeliveryTargets } from '../src/alerts/delivery-targets';
+import type { IpEnricher } from '../src/alerts/enrichment';
+import { CanariesRepository } from '../src/canaries/canaries.repository';
+import { ThreatsRepository } from '../src/canaries/threats.repository';
+import { WorkerPingsRepository } from '../src/diagnostics/worker-pings.repository';
 import { EvidenceStore } from '../src/evidence/evidence.store';
 import { agentWatchActivities } from './agent-watch.activities';
-import { alertDeliveryActivities, type AlertDeliveryDeps } from './alert-delivery.activities';
-import { threatAlertActivities, type ThreatAlertDeps } from './threat-alert.activities';
+import { alertDeliveryActivities } from './alert-delivery.activities';
+import { threatAlertActivities } from './threat-alert.activities';
 import { workerPingActivities } from './worker-ping.activities';
 
-export type ActivityDeps = Omit<AlertDeliveryDeps & ThreatAlertDeps, 'evidence' | 'targets'>;
+export interface ActivityDeps {
+  db: Db;
+  /** ALLOW_PRIVATE_WEBHOOK_TARGETS: development and tests only. */
+  allowPrivateTargets: boolean;
+  /** OUTBOUND_DENY_CIDRS: addresses no channel may reach. */
+  outboundDeny?: readonly string[];
+  builtIns: BuiltInSettings;
+  enricher: IpEnricher;
+}
 
-/** Activities are thin I/O adapters; workflows see only this type. */
-export function createActivities(settings: ActivityDeps) {
+/** Activities are thin I/O adapters over the repositories; workflows see only this type. */
+export function createActivities({
+  db,
+  allowPrivateTargets,
+  outboundDeny = [],
+  builtIns,
+  enricher,
+}: ActivityDeps) {
+  const channels = new ChannelsRepository(db);
+  const users = new UsersRepository(db);
+  const threats = new ThreatsRepository(db);
   // One store per worker, so every evidence append of an account shares one group commit.
-  const deps = {
-    ...settings,
-    evidence: new EvidenceStore(settings.db, () => new Date()),
-    targets: new DeliveryTargets(settings.db, settings.builtIns),
-  };
+  const evidence = new EvidenceStore(db, () => new Date());
+  const targets = new DeliveryTargets(channels, users, builtIns);
   return {
-    ...workerPingActivities(deps),
-    ...alertDeliveryActivities(deps),
-    ...threatAlertActivities(deps),
-    ...agentWatchActivities(deps),
+    ...workerPingActivities({ pings: new WorkerPingsRepository(db) }),
+    ...alertDeliveryActivities({
+      targets,
+      sender: new ChannelSender(channels, users, allowPrivateTargets, builtIns, outboundDeny),
+      outcomes: new AlertOutcomes(new DeliveriesRepository(db), channels, evidence),
+    }),
+    ...threatAlertActivities({
+      threats,
+      canaries: new CanariesRepository(db),
+      evidence,
+      enricher,
+      targets,
+    }),
+    ...agentWatchActivities({ agents: new AgentsRepository(db), threats, evidence }),
   };
 }
 

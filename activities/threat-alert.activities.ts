@@ -1,23 +1,29 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import type { Db } from 'mongodb';
-import { alertPayloadSchema, tripwireAlertPayload, type AlertPayload } from '../src/alerts/payload';
-import { CanariesRepository, type Canary } from '../src/canaries/canaries.repository';
-import { IpEnricher, type IpEnrichment } from '../src/canaries/enrichment';
-import { assessRisk, interpret } from '../src/canaries/risk';
-import { ThreatsRepository, type ThreatEvent } from '../src/canaries/threats.repository';
-import type { EvidenceStore } from '../src/evidence/evidence.store';
-import type { DeliveryTargets } from '../src/alerts/delivery-targets';
 import {
+  enrichedAddress,
+  followUpSummary,
+  threatAlertPayload,
+  type TripwireEvent,
+} from '../src/alerts/alert-payloads';
+import type { DeliveryTargets } from '../src/alerts/delivery-targets';
+import type { IpEnricher } from '../src/alerts/enrichment';
+import type { AlertPayload } from '../src/alerts/payload';
+import type { Canary, CanariesRepository } from '../src/canaries/canaries.repository';
+import type { ThreatsRepository } from '../src/canaries/threats.repository';
+import type { EvidenceStore } from '../src/evidence/evidence.store';
+import {
+  INVALID_INPUT,
   THREAT_EVENT_REMOVED,
   type AlertPayloadJson,
   type DeliveryTarget,
 } from '../workflows/shared';
+import { parsePayload } from './payload-input';
 
 export const THREAT_ALERT_KIND = 'threat.alert';
-const DAY_MS = 86_400_000;
 
 export interface ThreatAlertDeps {
-  db: Db;
+  threats: ThreatsRepository;
+  canaries: CanariesRepository;
   /** The worker's one store, shared by every activity (one group commit per account). */
   evidence: EvidenceStore;
   enricher: IpEnricher;
@@ -41,77 +47,28 @@ export async function sealThreatAlert(
   await deps.threats.recordAlert(threatEventId, payload);
 }
 
-/** A canary's threat event: agent alerts come with their payload. */
-type TripwireEvent = ThreatEvent & { canaryKind: Exclude<ThreatEvent['canaryKind'], 'agent'> };
-
-const NO_PLACE = { ip: '', country: '', city: '', org: '' };
-
-function place({ ip, country, city, org }: IpEnrichment) {
-  return { ip, country, city, org };
-}
-
-export function threatAlertActivities({ db, evidence, enricher, targets }: ThreatAlertDeps) {
-  const threats = new ThreatsRepository(db);
-  const canaries = new CanariesRepository(db);
-
-  /** The v1 payload of a threat event reporting `hits`: enrichment, risk, interpretation. */
+export function threatAlertActivities({
+  threats,
+  canaries,
+  evidence,
+  enricher,
+  targets,
+}: ThreatAlertDeps) {
+  /** The payload of an event reporting `hits` (enrichment failures leave fields empty). */
   const buildPayload = async (
     event: TripwireEvent,
     hits: number,
     summary: string,
-    read: Promise<Canary | null> = canaries.findById(event.canaryId),
+    canary: Promise<Canary | null> = canaries.findById(event.canaryId),
   ) => {
-    const relayIp = event.source.mailServer?.ip ?? event.source.resolver?.ip;
-    const [canary, looked] = await Promise.all([read, enricher.enrich(relayIp ?? event.source.ip)]);
-    const ageDays = canary
-      ? Math.max(0, Math.floor((event.firstHitAt.getTime() - canary.createdAt.getTime()) / DAY_MS))
-      : 0;
-    // A decoy email's mail server and a DNS canary's resolver relay for the attacker: they are
-    // enriched and shown as such, and the attacker's own fields stay empty.
-    const mail = event.source.mailServer;
-    const resolver = event.source.resolver;
-    const attacker =
-      relayIp !== undefined
-        ? { ...NO_PLACE, type: 'unknown', abuseScore: null }
-        : { ...place(looked), type: looked.type, abuseScore: looked.abuseScore };
-    const risk = assessRisk({
-      kind: event.canaryKind,
-      attackerType: attacker.type,
-      abuseScore: attacker.abuseScore,
-      hits,
-      ageDays,
-    });
-    return tripwireAlertPayload(new Date(), {
-      alertLevel: risk.alertLevel,
-      platform: event.platform,
-      memo: canary?.memo ?? '',
-      canaryKind: event.canaryKind,
-      summary,
-      canaryId: event.canaryId,
-      canaryAgeDays: ageDays,
-      attacker,
-      ...(mail && { mailServer: place(looked) }),
-      ...(resolver && { resolver: place(looked) }),
-      riskScore: risk.riskScore,
-      riskLevel: risk.riskLevel,
-      interpretation: interpret({
-        kind: event.canaryKind,
-        memo: canary?.memo ?? '',
-        plantedOn: canary?.platform ?? null,
-        attackerType: attacker.type,
-        sourceIp: event.source.ip,
-        hits,
-      }),
-      threatEventId: event.id,
-      triggeredAt: event.firstHitAt.toISOString(),
-    });
+    const [read, looked] = await Promise.all([canary, enricher.enrich(enrichedAddress(event))]);
+    return threatAlertPayload(new Date(), { event, canary: read, looked, hits, summary });
   };
 
-  const findEvent = async (
+  const tripwireEvent = (
     threatEventId: string,
-    known?: ThreatEvent | null,
-  ): Promise<TripwireEvent> => {
-    const event = known ?? (await threats.findEvent(threatEventId));
+    event: Awaited<ReturnType<ThreatsRepository['findEvent']>>,
+  ): TripwireEvent => {
     if (!event) {
       // Events are removed only with their evidence (a forced delete of a trap or document): a
       // retry would never find it, and would hold the alert, and its worker, forever.
@@ -122,46 +79,22 @@ export function threatAlertActivities({ db, evidence, enricher, targets }: Threa
       });
     }
     const { canaryKind } = event;
-    if (canaryKind === 'agent') throw new Error('agent alerts come with their payload');
+    if (canaryKind === 'agent') {
+      throw ApplicationFailure.create({
+        type: INVALID_INPUT,
+        message: `threat event ${threatEventId} is an agent's: agent alerts come with their payload`,
+        nonRetryable: true,
+      });
+    }
     return { ...event, canaryKind };
-  };
-
-  /**
-   * A threat event's first payload: the one kept on the event if a preparation already ran,
-   * else built from the event (`event` then set, and `hits` what it reports).
-   */
-  const prepare = async (threatEventId: string, hits: number, canary?: Promise<Canary | null>) => {
-    const known = await threats.findEvent(threatEventId);
-    if (known?.alert) return { payload: known.alert, event: null, hits };
-    const event = await findEvent(threatEventId, known);
-    const reported = Math.max(hits, event.hitCount, 1);
-    const payload = await buildPayload(event, reported, 'canary fired', canary);
-    return { payload, event, hits: reported };
   };
 
   return {
     /**
-     * Builds the v1 payload of a threat event's first alert (enrichment failures leave fields
-     * empty, never stop the alert). The payload is kept on the event and sealed in the account's
-     * evidence log, once per event (here, or by `sealThreatAlert`).
-     */
-    async prepareThreatAlert(input: {
-      threatEventId: string;
-      hits: number;
-      /** The workflow seals it, and keeps it, with `sealThreatAlert` beside its delivery (absent in older histories). */
-      sealApart?: boolean;
-    }): Promise<AlertPayloadJson> {
-      const { payload, event, hits } = await prepare(input.threatEventId, input.hits);
-      if (event && !input.sealApart) {
-        await sealThreatAlert({ evidence, threats }, event.accountId, payload, { hits });
-      }
-      return payload;
-    },
-
-    /**
-     * The same first payload and the channels it goes to, read at once: the event, its canary and
-     * the account's channels in one round trip rather than three one after the other. The workflow
-     * seals the payload, and keeps it on the event, with `sealThreatAlert` beside its delivery.
+     * A threat event's first payload and the channels it goes to, read at once: the event, its
+     * canary and the account's channels in one round trip. The payload kept on the event is
+     * reused when a preparation already ran; otherwise it is built from the event. The workflow
+     * seals it, and keeps it on the event, with `sealThreatAlert` beside its delivery.
      */
     async prepareThreatDelivery(input: {
       accountId: string;
@@ -169,14 +102,19 @@ export function threatAlertActivities({ db, evidence, enricher, targets }: Threa
       /** Read beside the event when known (a reconciler's start leaves it to the event). */
       canaryId?: string;
       hits: number;
-      channelIds?: string[];
     }): Promise<{ payload: AlertPayloadJson; targets: DeliveryTarget[] }> {
       const canary = input.canaryId ? canaries.findById(input.canaryId) : undefined;
-      const reading = targets.read(input.accountId, input.channelIds);
+      const reading = targets.read(input.accountId);
       // Both are awaited below; handled here too, so that when the event read fails first
       // neither is left rejected with no handler.
       for (const read of [canary, reading]) read?.catch(() => undefined);
-      const { payload } = await prepare(input.threatEventId, input.hits, canary);
+      const known = await threats.findEvent(input.threatEventId);
+      let payload = known?.alert;
+      if (!payload) {
+        const event = tripwireEvent(input.threatEventId, known);
+        const hits = Math.max(input.hits, event.hitCount, 1);
+        payload = await buildPayload(event, hits, 'canary fired', canary);
+      }
       const route = await reading;
       return { payload, targets: route({ event: payload.event, level: payload.data.alertLevel }) };
     },
@@ -190,7 +128,7 @@ export function threatAlertActivities({ db, evidence, enricher, targets }: Threa
       payload: AlertPayloadJson;
       hits: number;
     }): Promise<void> {
-      const payload = alertPayloadSchema.parse(input.payload);
+      const payload = parsePayload(input.payload);
       await sealThreatAlert({ evidence, threats }, input.accountId, payload, { hits: input.hits });
     },
 
@@ -204,14 +142,12 @@ export function threatAlertActivities({ db, evidence, enricher, targets }: Threa
       hits: number;
       newHits: number;
     }): Promise<AlertPayloadJson> {
-      const event = await findEvent(input.threatEventId);
-      const hits = Math.max(input.hits, event.hitCount);
-      const more = `${input.newHits} more hit${input.newHits === 1 ? '' : 's'}`;
-      const payload = await buildPayload(
-        event,
-        hits,
-        `canary fired again: ${more} since the first alert`,
+      const event = tripwireEvent(
+        input.threatEventId,
+        await threats.findEvent(input.threatEventId),
       );
+      const hits = Math.max(input.hits, event.hitCount);
+      const payload = await buildPayload(event, hits, followUpSummary(input.newHits));
       await evidence.append(event.accountId, {
         logId: `evd_alert_${event.id}_follow_up`,
         kind: THREAT_ALERT_KIND,

@@ -1,10 +1,8 @@
 import { Context } from '@temporalio/activity';
-import type { Db } from 'mongodb';
-import { WorkerPingsRepository } from '../src/diagnostics/worker-pings.repository';
+import type { WorkerPingsRepository } from '../src/diagnostics/worker-pings.repository';
 import type { WorkerPingInput, WorkerPingResult } from '../workflows/shared';
 
-export function workerPingActivities({ db }: { db: Db }) {
-  const pings = new WorkerPingsRepository(db);
+export function workerPingActivities({ pings }: { pings: WorkerPingsRepository }) {
   return {
     async recordWorkerPing(
       input: WorkerPingInput & { workflowId: string },

@@ -1,7 +1,7 @@
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { builtInSettings } from './alerts/built-in-channels';
-import { IpEnricher } from './canaries/enrichment';
+import { IpEnricher } from './alerts/enrichment';
 import { loadConfigOrExit } from './config';
 import { serveMetrics } from './metrics';
 import { connectMongo } from './db/mongo';

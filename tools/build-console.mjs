@@ -1,5 +1,8 @@
-// Builds the web console (console/) into dist/console with esbuild: one bundle, one stylesheet,
-// the page. Runs after `npm install` and before `npm run dev` / `npm test`; takes well under a second.
+// Builds the browser assets: the web console (console/) into dist/console with esbuild (one
+// bundle, one stylesheet, the page), and Redoc's standalone bundle, for /docs, into
+// dist/reference (redoc is a development dependency: production carries this one file). Runs
+// after `npm install` and before `npm run dev` / `npm test`; takes well under a second.
+import { createRequire } from 'node:module';
 import { copyFile, mkdir } from 'node:fs/promises';
 
 const outdir = 'dist/console';
@@ -25,4 +28,9 @@ await esbuild.build({
   logLevel: 'warning',
 });
 await copyFile('console/index.html', `${outdir}/index.html`);
-console.log(`[console] built ${outdir}`);
+await mkdir('dist/reference', { recursive: true });
+await copyFile(
+  createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js'),
+  'dist/reference/redoc.standalone.js',
+);
+console.log(`[console] built ${outdir} and dist/reference`);

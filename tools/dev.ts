@@ -1,7 +1,9 @@
 /**
  * `npm run dev`: the whole service on this machine. Starts (or reuses, through MONGODB_URI and
- * TEMPORAL_ADDRESS) MongoDB and the Temporal dev server with its Web UI, then the API and a worker;
- * prints the URLs once everything answers, and stops it all in order on Ctrl-C or SIGTERM.
+ * TEMPORAL_ADDRESS) MongoDB and the Temporal dev server with its Web UI, then the API and a worker
+ * in watch mode (each restarts on a change to the code it runs, the database and Temporal keep
+ * running); prints the URLs once everything answers, and stops it all in order on Ctrl-C or
+ * SIGTERM.
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -37,8 +39,19 @@ function stopAll(code: number): Promise<never> {
   return stopping;
 }
 
-function startNode(name: string, entry: string, env: NodeJS.ProcessEnv): void {
-  const proc = spawnManaged(resolve('node_modules/.bin/tsx'), [entry], {
+/**
+ * `tsx watch` restarts the process when a file it imports changes; `watch` adds files it reads
+ * otherwise (the worker bundles `workflows/` from their path). A process that crashes waits for
+ * the next change rather than exit.
+ */
+function startNode(
+  name: string,
+  entry: string,
+  env: NodeJS.ProcessEnv,
+  watch: string[] = [],
+): void {
+  const args = ['watch', '--clear-screen=false', ...watch.flatMap((glob) => ['--include', glob])];
+  const proc = spawnManaged(resolve('node_modules/.bin/tsx'), [...args, entry], {
     env,
     onLine: prefix(name),
   });
@@ -127,7 +140,7 @@ async function main(): Promise<void> {
     ...(await localReceiverTrust()),
   };
   startNode('api', 'src/main.ts', env);
-  startNode('worker', 'src/worker.ts', env);
+  startNode('worker', 'src/worker.ts', env, ['workflows/**']);
 
   if (!(await waitForApi(60_000))) {
     if (stopping) return;

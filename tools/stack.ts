@@ -158,7 +158,9 @@ export async function startLocalMongo({
   } else {
     const { classpath, mainClass } = await ensureMongoServer(log);
     // The serial collector: one database thread does the work, and these machines have few cores.
-    const args = ['-XX:+UseSerialGC', '-cp', classpath, mainClass, '--dbpath', folder];
+    // Warnings and errors only: the library logs every connection and collection at INFO.
+    const quiet = '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn';
+    const args = ['-XX:+UseSerialGC', quiet, '-cp', classpath, mainClass, '--dbpath', folder];
     proc = spawnManaged('java', [...args, '--port', String(port)], { onLine });
   }
   const name = useMongod ? 'mongod' : 'embedded MongoDB server';

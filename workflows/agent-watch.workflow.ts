@@ -3,14 +3,13 @@ import {
   continueAsNew,
   defineSignal,
   ParentClosePolicy,
-  patched,
   proxyActivities,
   setHandler,
   startChild,
-  uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { AGENT_ALERT_RECORD } from './activity-options';
 import { alertWorkflow } from './alert.workflow';
 import {
   AGENT_SIGNALS,
@@ -23,17 +22,7 @@ export const heartbeatSignal = defineSignal(AGENT_SIGNALS.heartbeat);
 export const blockedSkillSignal = defineSignal<[BlockedSkill]>(AGENT_SIGNALS.blockedSkill);
 export const retireSignal = defineSignal(AGENT_SIGNALS.retire);
 
-const { raiseAgentAlert } = proxyActivities<Activities>({
-  startToCloseTimeout: '10s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
-});
-
-/**
- * Executions started before alert ids came from the run id name them with `uuid4()`, drawn from
- * the workflow's seeded random source, which the tracing interceptors draw from too: switching
- * tracing on or off broke their replay. They keep those ids until they continue as new.
- */
-const IDS_FROM_RUN = 'agent-alert-ids-from-run';
+const { raiseAgentAlert } = proxyActivities<Activities>(AGENT_ALERT_RECORD);
 
 /** Bounds the history: after this many wake-ups the watch continues as a new run. */
 const WAKE_UPS_PER_RUN = 500;
@@ -55,10 +44,9 @@ export async function agentWatchWorkflow(input: AgentWatchInput): Promise<void> 
   let raised = 0;
   const raise = async (reason: AgentAlertReason) => {
     raised++;
-    // The run id and a count: unique, and the same on every replay, traced or not.
-    const threatEventId = patched(IDS_FROM_RUN)
-      ? `thr_agent_${workflowInfo().runId}_${raised}`
-      : `thr_agent_${uuid4()}`;
+    // The run id and a count: unique, and the same on every replay. Not `uuid4()`: it draws from
+    // the workflow's seeded random source, which the tracing interceptors draw from too.
+    const threatEventId = `thr_agent_${workflowInfo().runId}_${raised}`;
     const payload = await raiseAgentAlert({
       accountId: input.accountId,
       agentId: input.agentId,
@@ -67,7 +55,7 @@ export async function agentWatchWorkflow(input: AgentWatchInput): Promise<void> 
     });
     await startChild(alertWorkflow, {
       workflowId: `alert-${threatEventId}`,
-      args: [{ accountId: input.accountId, payload }],
+      args: [{ kind: 'ready', accountId: input.accountId, payload }],
       parentClosePolicy: ParentClosePolicy.ABANDON,
     });
   };

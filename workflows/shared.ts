@@ -29,12 +29,14 @@ export interface WorkerPingResult {
   attempt: number;
 }
 
-/** Failure types: strings, so renaming a class can never change retry behaviour. */
-export const DELIVERY_REJECTED = 'DeliveryRejected';
-export const UNSAFE_TARGET = 'UnsafeTarget';
-export const DELIVERY_RETRYABLE = 'DeliveryRetryable';
+// Failure types: strings, so renaming a class can never change retry behaviour.
+
 /** The threat event an alert reports is gone (its evidence was force-deleted): nothing to send. */
 export const THREAT_EVENT_REMOVED = 'ThreatEventRemoved';
+/** An activity's input can never be handled (a payload that fails the v1 schema, say). */
+export const INVALID_INPUT = 'InvalidInput';
+/** Failures no retry can mend: an activity failing with one fails at once. */
+export const PERMANENT_FAILURES = [THREAT_EVENT_REMOVED, INVALID_INPUT];
 
 /** The v1 payload as JSON; the activities validate it with the zod schema before sending. */
 export type AlertPayloadJson = {
@@ -42,23 +44,44 @@ export type AlertPayloadJson = {
   data: { threatEventId: string | null } & Record<string, unknown>;
 } & Record<string, unknown>;
 
-export interface AlertInput {
+/** What every alert carries: its account, and the request that raised it (for logs). */
+interface AlertBase {
   accountId: string;
-  /** A ready payload (channel tests); absent for a threat alert, which is prepared from its event. */
-  payload?: AlertPayloadJson;
-  /** Threat alerts: hits are gathered until none came for `quietMs` (at most `maxMs`). */
-  threat?: {
-    threatEventId: string;
-    gather: { quietMs: number; maxMs: number };
-    /** For the Temporal UI's summary and `CanaryId` (absent in older histories). */
-    canaryId?: string;
-  };
-  /** Only these channels (a channel test, a resend), whatever they subscribe to; otherwise every channel of the account that subscribes to this alert. */
-  channelIds?: string[];
   requestId?: string;
-  /** A resend: the delivery id receivers saw the first time, sent again so they can de-duplicate. */
-  resendOf?: string;
 }
+
+/**
+ * A canary's threat event: its payload is prepared from the event when the alert starts, and
+ * later hits (signalled) go out in one follow-up once none came for `gather.quietMs` (at most
+ * `gather.maxMs` after the start).
+ */
+export interface ThreatAlertInput extends AlertBase {
+  kind: 'threat';
+  threatEventId: string;
+  gather: { quietMs: number; maxMs: number };
+  /** Read beside the event when known; the start reconciler leaves it to the event. */
+  canaryId?: string;
+}
+
+/**
+ * A ready payload: an agent alert to every channel that subscribes to it, or a channel test to
+ * the one channel in `channelIds`, whatever it subscribes to.
+ */
+export interface ReadyAlertInput extends AlertBase {
+  kind: 'ready';
+  payload: AlertPayloadJson;
+  channelIds?: string[];
+}
+
+/** A recorded delivery sent again to its channel, under the delivery id receivers saw first. */
+export interface ResendInput extends AlertBase {
+  kind: 'resend';
+  payload: AlertPayloadJson;
+  channelId: string;
+  resendOf: string;
+}
+
+export type AlertInput = ThreatAlertInput | ReadyAlertInput | ResendInput;
 
 /** Signal to a threat alert's workflow: this many more hits joined its event. */
 export const HITS_SIGNAL = 'hits';
@@ -89,8 +112,8 @@ export const AGENT_SIGNALS = {
 export interface DeliveryTarget {
   channelId: string;
   kind: string;
-  /** The channel's name, for the Temporal UI's activity summaries (absent in older histories). */
-  name?: string;
+  /** The channel's name, for the Temporal UI's activity summaries. */
+  name: string;
   /** Why nothing is sent (disabled channel, unconfigured built-in); absent when it is sent. */
   skip?: string;
 }

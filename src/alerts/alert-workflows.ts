@@ -7,6 +7,9 @@ import {
   searchAttributes,
   type AlertInput,
   type AlertResult,
+  type ReadyAlertInput,
+  type ResendInput,
+  type ThreatAlertInput,
 } from '../../workflows/shared';
 
 const TRIPWIRE_EVENT = 'canary.tripwire_triggered';
@@ -16,29 +19,36 @@ const TRIPWIRE_EVENT = 'canary.tripwire_triggered';
  * account, canary, event and level (a threat alert's level is known once the alert is prepared:
  * the workflow then shows it in its current details).
  */
-function describeStart(input: AlertInput, event: string, threatEventId: string | undefined | null) {
-  const data = input.payload?.data as { alertLevel?: string; canaryId?: string } | undefined;
-  const canaryId = data?.canaryId ?? input.threat?.canaryId;
+function describeStart(input: AlertInput) {
+  const data =
+    input.kind === 'threat'
+      ? undefined
+      : (input.payload.data as { alertLevel?: string; canaryId?: string });
+  const event = input.kind === 'threat' ? TRIPWIRE_EVENT : input.payload.event;
+  const threatEventId =
+    input.kind === 'threat' ? input.threatEventId : input.payload.data.threatEventId;
+  const canaryId = input.kind === 'threat' ? input.canaryId : data?.canaryId;
+  const channelIds =
+    input.kind === 'resend' ? [input.channelId] : input.kind === 'ready' ? input.channelIds : null;
   const level = data?.alertLevel;
-  const what = input.resendOf
-    ? `Resend of ${input.resendOf}`
-    : event === TRIPWIRE_EVENT
-      ? `${level ?? 'Threat'} alert`
-      : `Test alert to ${input.channelIds?.[0] ?? 'a channel'}`;
+  const what =
+    input.kind === 'resend'
+      ? `Resend of ${input.resendOf}`
+      : event === TRIPWIRE_EVENT
+        ? `${level ?? 'Threat'} alert`
+        : `Test alert to ${channelIds?.[0] ?? 'a channel'}`;
   const staticSummary = [what, canaryId && `canary ${canaryId}`].filter(Boolean).join(' · ');
   const staticDetails = [
     `**Account** \`${input.accountId}\``,
     `**Event** \`${event}\`${threatEventId ? ` · threat event \`${threatEventId}\`` : ''}`,
     `**Canary** \`${canaryId ?? 'none'}\` · **level** ${level ?? 'set when the alert is prepared'}`,
-    ...(input.channelIds ? [`**Channels** ${input.channelIds.join(', ')}`] : []),
+    ...(channelIds ? [`**Channels** ${channelIds.join(', ')}`] : []),
   ].join('\n\n');
-  return { staticSummary, staticDetails, canaryId };
+  return { staticSummary, staticDetails, event, threatEventId, canaryId };
 }
 
 function startOptions(temporal: Temporal, workflowId: string, input: AlertInput) {
-  const event = input.payload?.event ?? TRIPWIRE_EVENT;
-  const threatEventId = input.threat?.threatEventId ?? input.payload?.data.threatEventId;
-  const { staticSummary, staticDetails, canaryId } = describeStart(input, event, threatEventId);
+  const { staticSummary, staticDetails, event, threatEventId, canaryId } = describeStart(input);
   return {
     staticSummary,
     staticDetails,
@@ -58,18 +68,19 @@ function startOptions(temporal: Temporal, workflowId: string, input: AlertInput)
 }
 
 /**
- * Starts the delivery of a ready alert: workflow id `alert-<threatEventId>`, so starting it again
- * for the same event delivers nothing twice.
+ * Starts the delivery of a ready alert to every channel that subscribes to it: workflow id
+ * `alert-<threatEventId>`, so starting it again for the same event delivers nothing twice.
  */
 export async function startAlert(
   temporal: Temporal,
-  input: AlertInput & { threatEventId: string },
+  input: Omit<ReadyAlertInput, 'kind' | 'channelIds'> & { threatEventId: string },
 ) {
-  const workflowId = `alert-${input.threatEventId}`;
+  const { threatEventId, ...alert } = input;
+  const workflowId = `alert-${threatEventId}`;
   try {
     await temporal.client.workflow.start<typeof alertWorkflow>(
       'alertWorkflow',
-      startOptions(temporal, workflowId, input),
+      startOptions(temporal, workflowId, { kind: 'ready', ...alert }),
     );
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
@@ -83,14 +94,14 @@ export async function startAlert(
  */
 export async function signalThreatAlert(
   temporal: Temporal,
-  input: AlertInput & { threat: NonNullable<AlertInput['threat']> },
+  input: Omit<ThreatAlertInput, 'kind'>,
   hits: number,
 ): Promise<boolean> {
   try {
     await temporal.client.workflow.signalWithStart<typeof alertWorkflow, [number]>(
       'alertWorkflow',
       {
-        ...startOptions(temporal, `alert-${input.threat.threatEventId}`, input),
+        ...startOptions(temporal, `alert-${input.threatEventId}`, { kind: 'threat', ...input }),
         signal: HITS_SIGNAL,
         signalArgs: [hits],
       },
@@ -103,10 +114,14 @@ export async function signalThreatAlert(
 }
 
 /** A channel test: the same workflow, attempts and timeouts as a real alert; waits for the outcome. */
-export async function runChannelTest(temporal: Temporal, input: AlertInput): Promise<AlertResult> {
-  const workflowId = `channel-test-${input.channelIds?.[0] ?? 'none'}-${randomUUID()}`;
+export async function runChannelTest(
+  temporal: Temporal,
+  input: Omit<ReadyAlertInput, 'kind' | 'channelIds'> & { channelId: string },
+): Promise<AlertResult> {
+  const { channelId, ...alert } = input;
+  const workflowId = `channel-test-${channelId}-${randomUUID()}`;
   return temporal.client.workflow.execute<typeof alertWorkflow>('alertWorkflow', {
-    ...startOptions(temporal, workflowId, input),
+    ...startOptions(temporal, workflowId, { kind: 'ready', ...alert, channelIds: [channelId] }),
     workflowExecutionTimeout: '2m',
   });
 }
@@ -117,22 +132,12 @@ export async function runChannelTest(temporal: Temporal, input: AlertInput): Pro
  */
 export async function startResend(
   temporal: Temporal,
-  input: Required<Pick<AlertInput, 'accountId' | 'payload' | 'resendOf'>> & {
-    channelId: string;
-    requestId?: string;
-  },
+  input: Omit<ResendInput, 'kind'>,
 ): Promise<{ workflowId: string; deliveryId: string }> {
   const workflowId = `resend-${randomUUID()}`;
-  const alert: AlertInput = {
-    accountId: input.accountId,
-    payload: input.payload,
-    channelIds: [input.channelId],
-    resendOf: input.resendOf,
-    requestId: input.requestId,
-  };
   await temporal.client.workflow.start<typeof alertWorkflow>(
     'alertWorkflow',
-    startOptions(temporal, workflowId, alert),
+    startOptions(temporal, workflowId, { kind: 'resend', ...input }),
   );
   return { workflowId, deliveryId: `${workflowId}:${input.channelId}` };
 }

@@ -3,7 +3,7 @@ import type { Config } from '../config';
 /**
  * The deployment's built-in channels: email through SMTP to the account's address, and Telegram
  * messages to the chat id in the account's settings. Each is on only when its setting is present;
- * their providers are `providers/email.ts` and `providers/telegram.ts`.
+ * their providers (`email`, `chat`) are in the one provider table with the URL kinds.
  */
 export const BUILT_IN_CHANNEL_IDS = { email: 'builtin:email', chat: 'builtin:chat' } as const;
 

@@ -1,22 +1,30 @@
-import type { Db } from 'mongodb';
-import { UsersRepository } from '../accounts/users.repository';
+import type { UsersRepository } from '../accounts/users.repository';
 import { resolveSafeTarget, UnsafeTargetError } from './address-safety';
-import { BUILT_IN_CHANNEL_IDS, isBuiltInChannel, type BuiltInSettings } from './built-in-channels';
-import { ChannelsRepository } from './channels.repository';
-import type { Attempt, AttemptResult } from './http-delivery';
-import { CHANNEL_PROVIDERS } from './providers';
-import { EmailProvider } from './providers/email';
-import type { ChannelProvider, HttpMessage, HttpTo, OutgoingAlert } from './providers/provider';
-import { TelegramProvider } from './providers/telegram';
+import { BUILT_IN_CHANNEL_IDS, type BuiltInSettings } from './built-in-channels';
+import type { ChannelsRepository } from './channels.repository';
+import type { Attempt } from './http-delivery';
+import { CHANNEL_PROVIDERS, type AnyChannelKind, type ReceiverOf } from './providers';
+import { smtpServer, type SmtpServer } from './providers/email';
+import type { ChannelProvider, OutgoingAlert } from './providers/provider';
+import type { TelegramBot } from './providers/telegram';
+
+/** A channel's kind and where its provider sends. */
+type Receiver = { [K in AnyChannelKind]: { kind: K; to: ReceiverOf<K> } }[AnyChannelKind];
 
 /** An attempt that cannot be made at all: refused for good, nothing sent. */
 const refused = (error: string): Attempt => ({ verdict: 'give-up', status: null, error });
 
-async function once<To, Message, Answer>(
-  provider: ChannelProvider<To, Message, Answer>,
+/** One attempt through the kind's provider: rendered, sent, and its answer classified. */
+async function once<K extends AnyChannelKind>(
+  { kind, to }: { kind: K; to: ReceiverOf<K> },
   alert: OutgoingAlert,
-  to: To,
 ): Promise<Attempt> {
+  // Each kind's provider takes its own receiver: the pairing is checked by `Receiver`.
+  const provider = CHANNEL_PROVIDERS[kind] as unknown as ChannelProvider<
+    ReceiverOf<K>,
+    unknown,
+    unknown
+  >;
   return provider.classify(await provider.send(provider.render(alert, to), to));
 }
 
@@ -25,63 +33,54 @@ async function once<To, Message, Answer>(
  * again on every attempt: a channel deleted, disabled or re-pointed in between is honoured.
  */
 export class ChannelSender {
-  private readonly channels: ChannelsRepository;
-  private readonly users: UsersRepository;
-  private readonly email: EmailProvider | undefined;
-  private readonly telegram: TelegramProvider | undefined;
+  private readonly smtp: SmtpServer | undefined;
+  private readonly bot: TelegramBot | undefined;
 
   constructor(
-    db: Db,
+    private readonly channels: ChannelsRepository,
+    private readonly users: UsersRepository,
     private readonly allowPrivateTargets: boolean,
     builtIns: BuiltInSettings,
     /** OUTBOUND_DENY_CIDRS. */
     private readonly deny: readonly string[] = [],
   ) {
-    this.channels = new ChannelsRepository(db);
-    this.users = new UsersRepository(db);
-    this.email = builtIns.smtpUrl
-      ? new EmailProvider(builtIns.smtpUrl, builtIns.smtpFrom)
-      : undefined;
-    this.telegram = builtIns.telegramBotToken
-      ? new TelegramProvider({
-          token: builtIns.telegramBotToken,
-          apiBase: builtIns.telegramApiBase,
-        })
+    this.smtp = builtIns.smtpUrl ? smtpServer(builtIns.smtpUrl, builtIns.smtpFrom) : undefined;
+    this.bot = builtIns.telegramBotToken
+      ? { token: builtIns.telegramBotToken, apiBase: builtIns.telegramApiBase }
       : undefined;
   }
 
   async attempt(accountId: string, channelId: string, alert: OutgoingAlert): Promise<Attempt> {
-    if (isBuiltInChannel(channelId)) {
+    const receiver = await this.receiver(accountId, channelId);
+    return typeof receiver === 'string' ? refused(receiver) : once(receiver, alert);
+  }
+
+  /** Where the channel's provider sends, or why nothing can be sent. */
+  private async receiver(accountId: string, channelId: string): Promise<Receiver | string> {
+    if (channelId === BUILT_IN_CHANNEL_IDS.email || channelId === BUILT_IN_CHANNEL_IDS.chat) {
       const user = await this.users.findById(accountId);
-      if (!user) return refused('account deleted');
-      if (channelId === BUILT_IN_CHANNEL_IDS.email && this.email) {
-        return once(this.email, alert, user.email);
+      if (!user) return 'account deleted';
+      if (channelId === BUILT_IN_CHANNEL_IDS.email && this.smtp) {
+        return { kind: 'email', to: { address: user.email, smtp: this.smtp } };
       }
-      if (channelId === BUILT_IN_CHANNEL_IDS.chat && this.telegram && user.telegramChatId) {
-        return once(this.telegram, alert, user.telegramChatId);
+      if (channelId === BUILT_IN_CHANNEL_IDS.chat && this.bot && user.telegramChatId) {
+        return { kind: 'chat', to: { chatId: user.telegramChatId, bot: this.bot } };
       }
-      return refused(`${channelId} is not configured`);
+      return `${channelId} is not configured`;
     }
     const channel = await this.channels.find(accountId, channelId);
-    if (!channel || channel.disabled) {
-      return refused('channel deleted or disabled');
-    }
-    let target;
+    if (!channel || channel.disabled) return 'channel deleted or disabled';
     try {
-      target = await resolveSafeTarget(channel.url, {
+      const target = await resolveSafeTarget(channel.url, {
         requireHttps: true,
         allowPrivate: this.allowPrivateTargets,
         deny: this.deny,
       });
+      const { secret, standardWebhooks } = channel;
+      return { kind: channel.kind, to: { secret, standardWebhooks, target } };
     } catch (err) {
       if (!(err instanceof UnsafeTargetError)) throw err;
-      return refused(`unsafe target: ${err.message}`);
+      return `unsafe target: ${err.message}`;
     }
-    const to: HttpTo = {
-      secret: channel.secret,
-      standardWebhooks: channel.standardWebhooks,
-      target,
-    };
-    return once<HttpTo, HttpMessage, AttemptResult>(CHANNEL_PROVIDERS[channel.kind], alert, to);
   }
 }

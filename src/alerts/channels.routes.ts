@@ -381,7 +381,7 @@ export const channelOperations = [
       try {
         ({ results } = await runChannelTest(temporal, {
           accountId: channel.accountId,
-          channelIds: [channel.id],
+          channelId: channel.id,
           payload: testAlertPayload(clock()),
           requestId: requestIdOf(req),
         }));

@@ -9,7 +9,7 @@ export interface DeliveryAttempt {
   durationMs: number;
   status: number | null;
   error: string | null;
-  /** The start of the receiver's answer; null when none came (or on records from before). */
+  /** The start of the receiver's answer; null when none came. */
   answer?: AnswerExcerpt | null;
 }
 
@@ -27,7 +27,7 @@ export interface DeliveryRecord {
   error: string | null;
   createdAt: Date;
   finishedAt: Date | null;
-  /** The payload sent, kept for a resend (absent on records from before resends). */
+  /** The payload sent, kept for a resend; null until the outcome is recorded. */
   payload?: AlertPayloadJson | null;
   /** A resend: the delivery id receivers saw first, sent again as `X-Service-Delivery`. */
   resendOf?: string | null;
@@ -35,8 +35,7 @@ export interface DeliveryRecord {
 
 /**
  * Attempts are stored by number (`attempts.<n>`), so recording one is an idempotent `$set` on a
- * filter of `_id` alone: FerretDB 1.24 answers only such filters from an index and scans for
- * anything more, which made every attempt cost a read of the whole collection.
+ * filter of `_id` alone: a retried write of the same attempt changes nothing.
  */
 type DeliveryDoc = Omit<DeliveryRecord, 'id' | 'attempts'> & {
   _id: string;
@@ -187,8 +186,8 @@ function toRecord({ _id, attempts = {}, ...rest }: DeliveryDoc): DeliveryRecord 
     id: _id,
     attempts: Object.values(attempts).sort((a, b) => a.attempt - b.attempt),
     ...rest,
-    // FerretDB 1.24 leaves null values of `$setOnInsert` out of the inserted document, so a
-    // field that is still null (a test's event, an outcome not yet recorded) may be absent.
+    // A field the record does not have yet (the payload and the first delivery id come with the
+    // outcome) reads as null.
     threatEventId: rest.threatEventId ?? null,
     outcome: rest.outcome ?? null,
     status: rest.status ?? null,

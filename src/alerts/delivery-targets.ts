@@ -1,8 +1,7 @@
-import type { Db } from 'mongodb';
-import { UsersRepository } from '../accounts/users.repository';
+import type { UsersRepository } from '../accounts/users.repository';
 import type { DeliveryTarget } from '../../workflows/shared';
 import { BUILT_IN_CHANNEL_IDS, type BuiltInSettings } from './built-in-channels';
-import { ChannelsRepository } from './channels.repository';
+import type { ChannelsRepository } from './channels.repository';
 import { subscribes, type RoutedAlert } from './routing';
 
 /**
@@ -11,16 +10,11 @@ import { subscribes, type RoutedAlert } from './routing';
  * after, so a threat alert can read them while its payload (and so its level) is being prepared.
  */
 export class DeliveryTargets {
-  private readonly channels: ChannelsRepository;
-  private readonly users: UsersRepository;
-
   constructor(
-    db: Db,
+    private readonly channels: ChannelsRepository,
+    private readonly users: UsersRepository,
     private readonly builtIns: BuiltInSettings,
-  ) {
-    this.channels = new ChannelsRepository(db);
-    this.users = new UsersRepository(db);
-  }
+  ) {}
 
   /**
    * Reads the account's channels and, when the built-in chat is configured, the account (for its

@@ -352,7 +352,9 @@ export class Tripwires {
           temporal,
           {
             accountId: canary.accountId,
-            threat: { threatEventId, gather: settings.gather, canaryId: canary.id },
+            threatEventId,
+            gather: settings.gather,
+            canaryId: canary.id,
             requestId: first.requestId ?? undefined,
           },
           hits,

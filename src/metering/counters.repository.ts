@@ -130,8 +130,7 @@ export class MongoCounterStore implements CounterStore {
             : { admitted: false, counts: reached },
         );
       }
-      let doc = await this.counters.findOne({ _id: id });
-      if (doc && !doc.days) doc = await this.adoptDailyCount(at);
+      const doc = await this.counters.findOne({ _id: id });
       // A replica whose clock is behind counts in the newest minute rather than restarting it.
       if (doc?.minute && doc.minute.key > at.minute) at = { ...at, minute: doc.minute.key };
       sameMinute = doc?.minute?.key === at.minute;
@@ -164,9 +163,8 @@ export class MongoCounterStore implements CounterStore {
             { returnDocument: 'after' },
           )
         : await this.counters.findOneAndUpdate(
-            // Only forward: a later minute already started is never set back. A month document
-            // of the old form (no `days`) is refused here and adopted first.
-            { ...room, days: { $exists: true }, 'minute.key': { $not: { $gte: at.minute } } },
+            // Only forward: a later minute already started is never set back.
+            { ...room, 'minute.key': { $not: { $gte: at.minute } } },
             { $inc: { count: by, [days]: by }, $set: { minute: { key: at.minute, count: by } } },
             { upsert: true, returnDocument: 'after' },
           );
@@ -174,22 +172,6 @@ export class MongoCounterStore implements CounterStore {
       if (isDuplicateKeyError(err)) return null;
       throw err;
     }
-  }
-
-  /**
-   * Until 2026-11-24 each window was a document of its own (`<counter>:day:<date>`, and
-   * `…:minute:…`, beside the month's, which keeps its id and count). The first time a month's
-   * document is counted in this form, the day's count moves into it, so no daily allowance starts
-   * again on upgrade. The day document is claimed by deleting it, so replicas adopting at once
-   * never move a count twice. Can go once every deployment has upgraded a day ago.
-   */
-  private async adoptDailyCount(at: WindowKeys): Promise<CounterDoc | null> {
-    const old = await this.counters.findOneAndDelete({ _id: `${at.counter}:day:${at.day}` });
-    const _id = docId(at);
-    if (old?.count)
-      await this.counters.updateOne({ _id }, { $inc: { [`days.${at.day}`]: old.count } });
-    else await this.counters.updateOne({ _id, days: { $exists: false } }, { $set: { days: {} } });
-    return this.counters.findOne({ _id });
   }
 
   async giveBack(at: WindowKeys): Promise<void> {

@@ -2,19 +2,26 @@ import { readFileSync } from 'node:fs';
 import type { OpenApiDocument } from './document';
 
 /**
- * `/docs`: the OpenAPI document rendered by Redoc (Redocly's standalone bundle from npm, served
- * from here, never a CDN): a contents list by tag, each operation with its Markdown description
- * rendered, request and answer schemas, examples and the alert webhook.
+ * Redocly's standalone bundle, copied from the `redoc` development dependency by the build
+ * (tools/build-console.mjs), so a production install carries the one file and none of its
+ * dependencies.
  */
-export const REFERENCE_ASSETS: Record<string, { type: string; body: string }> = {
+export const REDOC_BUNDLE = 'dist/reference/redoc.standalone.js';
+
+/**
+ * `/docs`: the OpenAPI document rendered by Redoc (served from here, never a CDN): a contents
+ * list by tag, each operation with its Markdown description rendered, request and answer
+ * schemas, examples and the alert webhook.
+ */
+export const REFERENCE_ASSETS: Record<string, { type: string; body: () => string }> = {
   'redoc.standalone.js': {
     type: 'application/javascript',
-    body: readFileSync(require.resolve('redoc/bundles/redoc.standalone.js'), 'utf8'),
+    body: once(() => readFileSync(REDOC_BUNDLE, 'utf8')),
   },
   // The document is in the page as a JSON data block (the CSP allows no inline script).
   'reference.js': {
     type: 'application/javascript',
-    body: `Redoc.init(JSON.parse(document.getElementById('openapi').textContent), {
+    body: () => `Redoc.init(JSON.parse(document.getElementById('openapi').textContent), {
   expandResponses: '200,201,202',
   jsonSampleExpandLevel: 3,
   nativeScrollbars: true,
@@ -39,6 +46,12 @@ export const REFERENCE_PAGE_POLICY = [
   "base-uri 'none'",
   "form-action 'none'",
 ].join('; ');
+
+/** Read on first use, then kept. */
+function once(read: () => string): () => string {
+  let body: string | undefined;
+  return () => (body ??= read());
+}
 
 const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 

@@ -55,7 +55,7 @@ export const referenceOperations = [
     handler: ({ params, res }) => {
       const asset = Object.hasOwn(REFERENCE_ASSETS, params.file!) && REFERENCE_ASSETS[params.file!];
       if (!asset) throw new DomainError('not_found', `No reference asset ${params.file}`);
-      res.set('Cache-Control', 'no-cache').type(asset.type).send(asset.body);
+      res.set('Cache-Control', 'no-cache').type(asset.type).send(asset.body());
     },
   }),
 ];

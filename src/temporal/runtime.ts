@@ -34,7 +34,11 @@ export async function installTemporalRuntime(
   const bindAddress = sdkMetrics ? `127.0.0.1:${await freeLoopbackPort()}` : undefined;
   Runtime.install({
     logger: new DefaultLogger('INFO', ({ level, message, meta }) => {
-      sdkLogger[LEVELS[level]](meta ?? {}, message);
+      // One line per entry: a multi-line message (the workflow bundler's module list) keeps its
+      // first line, and the whole of it goes to debug.
+      const [first, ...more] = message.split('\n');
+      sdkLogger[LEVELS[level]](meta ?? {}, first);
+      if (more.length) sdkLogger.debug(meta ?? {}, message);
     }),
     ...(bindAddress && {
       telemetryOptions: {

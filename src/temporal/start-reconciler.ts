@@ -62,10 +62,7 @@ export class StartReconciler {
       // Zero hits: the alert counts the event's recorded hits itself, so nothing is counted twice.
       await signalThreatAlert(
         temporal,
-        {
-          accountId: event.accountId,
-          threat: { threatEventId: event.id, gather: settings.gather },
-        },
+        { accountId: event.accountId, threatEventId: event.id, gather: settings.gather },
         0,
       );
       await threats.alertStarted(event.id);

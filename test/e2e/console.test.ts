@@ -7,14 +7,14 @@ import request from 'supertest';
 import { verifyWebhookSignature } from '../../src/alerts/webhook-signature';
 import { EvidenceStore } from '../../src/evidence/evidence.store';
 import { startAlertStack } from '../support/alert-stack';
-import { launchChromium } from '../support/browser';
+import { launchChromium, screenshotPath } from '../support/browser';
 import type { Receiver } from '../support/receiver';
 import type { TestApp } from '../support/test-app';
 
 /**
  * The web console in a real browser against the real stack (API, worker, Temporal, the database, an
  * HTTPS receiver). One account walks through the console in order; screenshots of the main
- * screens go to docs/screenshots for the README.
+ * screens are saved (`screenshotPath`; `npm run screenshots` refreshes the README's).
  */
 jest.setTimeout(120_000);
 
@@ -65,7 +65,7 @@ async function accessibilityViolations(): Promise<string[]> {
 /** Saves a screenshot of a main screen for the README, after checking the screen's accessibility. */
 async function shot(name: string) {
   expect(await accessibilityViolations()).toEqual([]);
-  await page.screenshot({ path: `docs/screenshots/${name}.png`, fullPage: true });
+  await page.screenshot({ path: screenshotPath(name), fullPage: true });
 }
 const heading = (name: string) => page.getByRole('heading', { name, exact: true, level: 1 });
 const open = async (section: string) => {

@@ -7,7 +7,7 @@ import { freePort, spawnManaged, type ManagedProcess } from '../../tools/stack';
 import { SEARCH_ATTRIBUTE_NAMES } from '../../workflows/shared';
 import { signUpAndLogIn, type SignedIn } from '../support/accounts';
 import { tripwirePayload } from '../support/alerts';
-import { launchChromium } from '../support/browser';
+import { launchChromium, screenshotPath } from '../support/browser';
 import { Receiver } from '../support/receiver';
 import { createTestApp, testConfig, type TestApp } from '../support/test-app';
 import { startTestWorker } from '../support/test-worker';
@@ -98,21 +98,24 @@ it('when an operator filters alerts by DeliveryOutcome and opens one, then the l
   await page.goto(`${uiBase}/namespaces/default/workflows?query=${query}`);
   await page.getByText(critical).first().waitFor({ timeout: 60_000 });
   await page.getByText(failed).first().waitFor();
-  await page.screenshot({ path: 'docs/screenshots/temporal-ui-failed-alerts.png' });
+  await page.screenshot({ path: screenshotPath('temporal-ui-failed-alerts') });
 
   await page.goto(`${uiBase}/namespaces/default/workflows/${critical}`);
+  // The events with their summaries (the timeline names local activities by type only).
+  await page.getByTestId('history-tab').click();
   await page.getByText('send to webhook "Pager (critical only)", attempt 3 of 3').first().waitFor({
     timeout: 60_000,
   });
-  await page.screenshot({ path: 'docs/screenshots/temporal-ui-alert.png' });
-  // The static summary and details: account, canary, event, level.
-  // (The summary and details render as Markdown in a sandboxed frame; the events list is the page's.)
-  await page.getByText('User Metadata', { exact: true }).click();
   // A 410 is final: that attempt is recorded with the alert's outcomes, in one local activity.
-  await page
-    .getByText(/record outcomes: .*webhook "Old CRM hook": 410/)
-    .first()
-    .waitFor();
+  const outcomes = page.getByText(/record outcomes: .*webhook "Old CRM hook": 410/).first();
+  await outcomes.waitFor();
+  // The shot shows the named events rather than the workflow's input and result.
+  await page.getByText('Event History', { exact: true }).last().scrollIntoViewIfNeeded();
+  await page.mouse.wheel(0, 350);
+  await page.screenshot({ path: screenshotPath('temporal-ui-alert') });
+  // The static summary and details: account, canary, event, level.
+  // (The summary and details render as Markdown in a sandboxed frame.)
+  await page.getByText('User Metadata', { exact: true }).click();
   await page.getByText('Current Details').waitFor();
-  await page.screenshot({ path: 'docs/screenshots/temporal-ui-summary.png' });
+  await page.screenshot({ path: screenshotPath('temporal-ui-summary') });
 });

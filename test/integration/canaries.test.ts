@@ -83,6 +83,8 @@ describe('a decoy API key presented to the API', () => {
     expect(alert!.data.mailServer).toBeUndefined();
     expect(alert!.data.riskScore).toBeGreaterThanOrEqual(50);
 
+    // The alert is kept on its event by the seal beside the delivery: the workflow ends once it is.
+    await t.temporal.client.workflow.getHandle(`alert-${alert!.data.threatEventId}`).result();
     const events = threatEventListView.parse(
       (await request(t.app).get('/api/threat-events').set(as(who))).body,
     );
@@ -166,6 +168,8 @@ describe('a decoy email address', () => {
       attacker: { ip: '' },
       mailServer: { ip: '127.0.0.1' },
     });
+    // The alert is kept on its event by the seal beside the delivery: the workflow ends once it is.
+    await t.temporal.client.workflow.getHandle(`alert-${alert!.data.threatEventId}`).result();
     const events = threatEventListView.parse(
       (await request(t.app).get('/api/threat-events').set(as(who))).body,
     );

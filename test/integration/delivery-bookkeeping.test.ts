@@ -79,10 +79,7 @@ it('when a threat event is removed before its alert is prepared, then the alert 
 
   await signalThreatAlert(
     t.temporal,
-    {
-      accountId: who.userId,
-      threat: { threatEventId, gather: { quietMs: 0, maxMs: 0 } },
-    },
+    { accountId: who.userId, threatEventId, gather: { quietMs: 0, maxMs: 0 } },
     1,
   );
   const outcome = await t.temporal.client.workflow

@@ -3,7 +3,7 @@ import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import request from 'supertest';
 import { createActivities } from '../../activities';
-import { IpEnricher } from '../../src/canaries/enrichment';
+import { IpEnricher } from '../../src/alerts/enrichment';
 import { startTracing, workerTracing, type Tracing } from '../../src/tracing';
 import { signUpAndLogIn } from '../support/accounts';
 import { Receiver } from '../support/receiver';

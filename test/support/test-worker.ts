@@ -9,7 +9,7 @@ import {
 import type { Db } from 'mongodb';
 import { createActivities, type Activities } from '../../activities';
 import type { BuiltInSettings } from '../../src/alerts/built-in-channels';
-import { IpEnricher } from '../../src/canaries/enrichment';
+import { IpEnricher } from '../../src/alerts/enrichment';
 
 /** No built-in channel configured, as on a fresh deployment. */
 const NO_BUILT_INS: BuiltInSettings = {

@@ -1,5 +1,5 @@
 import { CANARY_KINDS, makeDecoy, tokenDigest } from '../../src/canaries/decoys';
-import { assessRisk, interpret, type RiskInput } from '../../src/canaries/risk';
+import { assessRisk, interpret, type RiskInput } from '../../src/alerts/risk';
 import { platformOf } from '../../src/canaries/tripwires';
 import { parseApiKey } from '../../src/keys/api-key-format';
 

@@ -1,9 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { IpEnricher } from '../../src/canaries/enrichment';
+import { IpEnricher } from '../../src/alerts/enrichment';
 
 // The shipped Tor list is empty (see ip-data/README.md): this stand-in entry exercises the lookup.
-jest.mock('../../src/canaries/ip-data/tor-exits.json', () => ['193.0.6.139']);
+jest.mock('../../src/alerts/ip-data/tor-exits.json', () => ['193.0.6.139']);
 
 /** Stand-in for AbuseIPDB on 127.0.0.1: each test sets how it answers and reads what it got. */
 let server: Server;

@@ -1,5 +1,5 @@
-import type { AlertLevel } from '../alerts/payload';
-import type { CanaryKind } from './decoys';
+import type { AlertLevel } from './payload';
+import type { CanaryKind } from '../canaries/decoys';
 
 /**
  * Risk of one threat event, 0-100, as docs/canaries.md documents it:

@@ -1,0 +1,248 @@
+import { randomUUID } from 'node:crypto';
+import { WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { ensureTemporalTestServer } from '../../tools/dev-tools';
+import { temporal } from '@temporalio/proto';
+import type { Activities } from '../../activities';
+import {
+  AGENT_SIGNALS,
+  HITS_SIGNAL,
+  SEARCH_ATTRIBUTE_NAMES,
+  type AlertInput,
+  type AlertPayloadJson,
+  type AttemptReport,
+  type ChannelResult,
+  type DeliveryTarget,
+} from '../../workflows/shared';
+import { tripwirePayload } from '../support/alerts';
+import { workflowBundle } from '../support/test-worker';
+
+// The workflows' timers in skipped time, on Temporal's time-skipping test server: storms gathered
+// for minutes, an agent silent for an hour, retry pauses, each in well under a second. The
+// activities are stand-ins that record what the workflow asked for; what they do for real is
+// tested against the real servers in the other integration files.
+
+jest.setTimeout(60_000);
+
+const SECOND = 1_000;
+const MINUTE = 60 * SECOND;
+const TARGETS: DeliveryTarget[] = [{ channelId: 'chn_hook', kind: 'webhook', name: 'hook' }];
+
+let env: TestWorkflowEnvironment;
+beforeAll(async () => {
+  const path = await ensureTemporalTestServer(() => undefined);
+  env = await TestWorkflowEnvironment.createTimeSkipping({
+    server: { executable: { type: 'existing-path', path } },
+  });
+  // The test server answers no listing, and takes the registration as the dev server does.
+  await env.connection.operatorService.addSearchAttributes({
+    namespace: 'default',
+    searchAttributes: Object.fromEntries(
+      SEARCH_ATTRIBUTE_NAMES.map((name) => [
+        name,
+        temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+      ]),
+    ),
+  });
+});
+afterAll(() => env?.teardown());
+
+/** What the workflows asked of the stand-in activities. */
+function standIns({ verdict = 'delivered' }: { verdict?: AttemptReport['verdict'] } = {}) {
+  const asked = {
+    followUps: [] as { hits: number; newHits: number }[],
+    attempts: [] as number[],
+    recordedAttempts: [] as number[],
+    agentAlerts: [] as string[],
+  };
+  const payload = (threatEventId: string | null): AlertPayloadJson =>
+    tripwirePayload(threatEventId ?? 'thr_none');
+  // Synchronous stand-ins: the worker awaits whatever an activity returns.
+  const activities: Partial<Record<keyof Activities, (input: never) => unknown>> = {
+    prepareThreatDelivery: ({ threatEventId }: { threatEventId: string }) => ({
+      payload: payload(threatEventId),
+      targets: TARGETS,
+    }),
+    sealThreatAlert: () => undefined,
+    prepareStormFollowUp: (input: { threatEventId: string; hits: number; newHits: number }) => {
+      asked.followUps.push({ hits: input.hits, newHits: input.newHits });
+      return payload(input.threatEventId);
+    },
+    listDeliveryTargets: () => TARGETS,
+    sendAlertAttempt: ({ attempt }: { attempt: number }): AttemptReport => {
+      asked.attempts.push(attempt);
+      return {
+        attempt,
+        at: new Date().toISOString(),
+        durationMs: 1,
+        verdict,
+        status: verdict === 'delivered' ? 204 : 503,
+        error: verdict === 'delivered' ? null : 'HTTP 503',
+        answer: null,
+      };
+    },
+    recordDeliveryAttempt: ({ report }: { report: AttemptReport }) => {
+      asked.recordedAttempts.push(report.attempt);
+    },
+    recordAlertOutcomes: () => undefined,
+    raiseAgentAlert: ({ threatEventId }: { threatEventId: string }) => {
+      asked.agentAlerts.push(threatEventId);
+      return payload(threatEventId);
+    },
+  };
+  return { asked, activities };
+}
+
+async function withWorker<T>(
+  activities: object,
+  run: (taskQueue: string) => Promise<T>,
+): Promise<T> {
+  const taskQueue = `time-${randomUUID()}`;
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle: await workflowBundle(),
+    activities,
+  });
+  return worker.runUntil(run(taskQueue));
+}
+
+/** How long the execution ran, in the server's (skipped) time. */
+async function ranFor(handle: WorkflowHandle): Promise<number> {
+  const { startTime, closeTime } = await handle.describe();
+  return closeTime!.getTime() - startTime.getTime();
+}
+
+const threatAlert = (gather: { quietMs: number; maxMs: number }): AlertInput => ({
+  kind: 'threat',
+  accountId: 'usr_time',
+  threatEventId: `thr_${randomUUID()}`,
+  canaryId: 'cnr_time',
+  gather,
+});
+
+describe('a storm in skipped time', () => {
+  it('when hits keep coming within the quiet period, then one follow-up sums them up once a minute passes without one', async () => {
+    const { asked, activities } = standIns();
+    const ran = await withWorker(activities, async (taskQueue) => {
+      const input = threatAlert({ quietMs: MINUTE, maxMs: 30 * MINUTE });
+      const handle = await env.client.workflow.signalWithStart('alertWorkflow', {
+        taskQueue,
+        workflowId: `alert-${(input as { threatEventId: string }).threatEventId}`,
+        args: [input],
+        signal: HITS_SIGNAL,
+        signalArgs: [1],
+      });
+      for (let i = 0; i < 4; i++) {
+        await env.sleep(30 * SECOND);
+        await handle.signal(HITS_SIGNAL, 2);
+      }
+      const { results } = await handle.result();
+      expect(
+        results.map((r: ChannelResult) => [r.deliveryId.endsWith(':follow-up'), r.outcome]),
+      ).toEqual([
+        [false, 'delivered'],
+        [true, 'delivered'],
+      ]);
+      return ranFor(handle);
+    });
+    // A local activity runs at least once (a workflow task that skipped time overtook runs it again):
+    // the last run is the one the alert recorded.
+    expect(asked.followUps.at(-1)).toEqual({ hits: 9, newHits: 8 });
+    // The last hit at 2 min, then a quiet minute.
+    expect(ran).toBeGreaterThanOrEqual(3 * MINUTE);
+    expect(ran).toBeLessThan(3 * MINUTE + 10 * SECOND);
+  });
+
+  it('when hits never stop, then the follow-up goes out when the gathering time is up, and later hits find the alert closed', async () => {
+    const { asked, activities } = standIns();
+    const { ran, refused, followUps } = await withWorker(activities, async (taskQueue) => {
+      const input = threatAlert({ quietMs: MINUTE, maxMs: 10 * MINUTE });
+      const handle = await env.client.workflow.signalWithStart('alertWorkflow', {
+        taskQueue,
+        workflowId: `alert-${(input as { threatEventId: string }).threatEventId}`,
+        args: [input],
+        signal: HITS_SIGNAL,
+        signalArgs: [1],
+      });
+      let refused = 0;
+      for (let i = 0; i < 25; i++) {
+        await env.sleep(30 * SECOND);
+        try {
+          await handle.signal(HITS_SIGNAL, 1);
+        } catch (err) {
+          if (!(err instanceof WorkflowNotFoundError)) throw err;
+          refused++;
+        }
+      }
+      const { results } = await handle.result();
+      const followUps = results.filter((r: ChannelResult) => r.deliveryId.endsWith(':follow-up'));
+      return { ran: await ranFor(handle), refused, followUps };
+    });
+    expect(ran).toBeGreaterThanOrEqual(10 * MINUTE);
+    expect(ran).toBeLessThan(11 * MINUTE);
+    // Hits every 30 s for 10 minutes: about 20 joined before the follow-up, the rest were refused.
+    expect(followUps).toHaveLength(1);
+    const { newHits } = asked.followUps.at(-1)!;
+    expect(newHits).toBeGreaterThanOrEqual(19);
+    expect(newHits).toBeLessThanOrEqual(20);
+    // Every later hit found the alert closed, but one that came while the follow-up went out.
+    expect(refused).toBeGreaterThanOrEqual(25 - newHits - 1);
+    expect(refused).toBeLessThanOrEqual(25 - newHits);
+  });
+});
+
+describe('retries in skipped time', () => {
+  it('when a receiver answers 503 every time, then three attempts go out 1 s and 2 s apart, the first two recorded on their own', async () => {
+    const { asked, activities } = standIns({ verdict: 'retry' });
+    const ran = await withWorker(activities, async (taskQueue) => {
+      const handle = await env.client.workflow.start('alertWorkflow', {
+        taskQueue,
+        workflowId: `channel-test-${randomUUID()}`,
+        args: [
+          {
+            kind: 'ready',
+            accountId: 'usr_time',
+            payload: tripwirePayload('thr_retry'),
+            channelIds: ['chn_hook'],
+          } satisfies AlertInput,
+        ],
+      });
+      const { results } = await handle.result();
+      expect(results).toEqual([
+        expect.objectContaining({ outcome: 'failed', status: 503, error: 'HTTP 503' }),
+      ]);
+      return ranFor(handle);
+    });
+    expect(asked.attempts).toEqual([1, 2, 3]);
+    expect(asked.recordedAttempts).toEqual([1, 2]);
+    expect(ran).toBeGreaterThanOrEqual(3 * SECOND);
+    expect(ran).toBeLessThan(4 * SECOND);
+  });
+});
+
+describe('an agent watch in skipped time', () => {
+  it('when an hourly agent beats once and then goes silent for hours, then exactly one alert, an hour after its last beat', async () => {
+    const { asked, activities } = standIns();
+    await withWorker(activities, async (taskQueue) => {
+      const handle = await env.client.workflow.start('agentWatchWorkflow', {
+        taskQueue,
+        workflowId: `agent-watch-${randomUUID()}`,
+        args: [{ accountId: 'usr_time', agentId: 'agt_time', intervalMs: 60 * MINUTE }],
+      });
+      await env.sleep(50 * MINUTE);
+      await handle.signal(AGENT_SIGNALS.heartbeat);
+      await env.sleep(55 * MINUTE);
+      expect(asked.agentAlerts).toEqual([]);
+      await env.sleep(10 * MINUTE);
+      expect(asked.agentAlerts).toHaveLength(1);
+      await env.sleep(5 * 60 * MINUTE);
+      expect(asked.agentAlerts).toHaveLength(1);
+      await handle.signal(AGENT_SIGNALS.retire);
+      await handle.result();
+    });
+    // The alert ran as a child workflow, through the same delivery as any alert.
+    expect(asked.attempts).toEqual([1]);
+  });
+});
