@@ -91,6 +91,8 @@ export interface Api {
   app: Express;
   /** Canary hits, for the decoy mail listener the entry point starts beside the app. */
   tripwires: Tripwires;
+  /** The canaries, for what the public tripwire listener answers (redirects, web images). */
+  canaries: CanariesRepository;
   /** The shield's inspection, for the benchmark's unauthenticated baseline. */
   shield: ShieldInspector;
   /** The evidence log's checkpoints: the entry point issues them on a timer. */
@@ -197,7 +199,7 @@ export function createApp({
     apiKeys: keys,
     canaries: { canaries, clock, decoys, meterPlant },
     threats,
-    tripwires,
+    tripwires: { tripwires, canaries },
     channels: {
       channels: new ChannelsRepository(mongo.db),
       testSlots: new ChannelTestSlots(mongo.db, config.CHANNEL_TEST_CONCURRENCY),
@@ -272,6 +274,7 @@ export function createApp({
   return {
     app,
     tripwires,
+    canaries,
     shield,
     checkpoints: log.checkpoints,
     reconciler: new StartReconciler({

@@ -3,7 +3,8 @@
 # and run the embedded database, tools/mongo-server), openssl (the HTTPS receivers' throw-away CA),
 # chromium (the console's browser tests; playwright-core never downloads one), poppler-utils
 # (pdftoppm and pdftotext: the evidence PDF test renders and reads the legal export) and
-# postgresql-client (psql, a real client of the decoy Postgres listener).
+# postgresql-client (psql, a real client of the decoy Postgres listener), zbar-tools (zbarimg
+# reads the QR code canary as a phone would).
 set -euo pipefail
 missing=()
 command -v javac >/dev/null || missing+=(openjdk-17-jdk-headless)
@@ -12,6 +13,7 @@ command -v openssl >/dev/null || missing+=(openssl)
 command -v pdftoppm >/dev/null || missing+=(poppler-utils)
 [ -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ] || missing+=(chromium)
 command -v psql >/dev/null || missing+=(postgresql-client)
+command -v zbarimg >/dev/null || missing+=(zbar-tools)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing ${missing[*]} with apt-get…"
   SUDO=$([ "$(id -u)" -eq 0 ] && echo "" || echo sudo)

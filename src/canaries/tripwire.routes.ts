@@ -5,9 +5,11 @@ import { bind, mountOperations, operationsFor, type Auth } from '../http/operati
 import { requestIdOf } from '../http/request-id';
 import type { Logger } from '../logger';
 import { urlToken } from './decoys';
+import { TRANSPARENT_GIF } from './kinds/web-image';
 import { answerAwsCall } from './listeners/aws';
 import type { HttpAnswer, HttpCaller } from './listeners/http-answer';
 import { answerKubernetesCall, kubernetesStatusView } from './listeners/kubernetes';
+import type { CanariesRepository } from './canaries.repository';
 import type { Presenter, Tripwires } from './tripwires';
 
 /** What every `/r/<token>` answers, tripwire or not: an ordinary page that gives nothing away. */
@@ -41,7 +43,13 @@ const NO_AUTHENTICATION: Record<Auth, RequestHandler[]> = {
 const send = (res: express.Response, answer: HttpAnswer) =>
   void res.status(answer.status).set(answer.headers).send(answer.body);
 
-const operation = operationsFor<Tripwires>('Tripwires');
+/** What the tripwire routes need: the one entry point for hits, and the canaries for what a hit answers (a redirect's destination, a web image). */
+export interface TripwireRouteDeps {
+  tripwires: Tripwires;
+  canaries: CanariesRepository;
+}
+
+const operation = operationsFor<TripwireRouteDeps>('Tripwires');
 
 /**
  * The tripwire traffic, mounted ahead of any credential check so that whatever headers come with
@@ -60,13 +68,53 @@ export const tripwireOperations = [
     auth: 'none',
     beforeKeyLayer: true,
     success: { status: 200, description: 'An ordinary page', contentType: 'text/html' },
-    handler: async ({ params, req, res }, tripwires) => {
+    handler: async ({ params, req, res }, { tripwires }) => {
       await tripwires.recordHit({
         secrets: [urlToken(params.token!)],
         via: 'url',
         ...presenterOf(req),
       });
       res.set('Cache-Control', 'no-store').type('html').send(ORDINARY_PAGE);
+    },
+  }),
+  operation({
+    operationId: 'followRedirectTripwire',
+    method: 'get',
+    path: '/f/{token}',
+    summary: 'Redirect tripwire: records the hit, then redirects to the destination its owner set',
+    description:
+      'A planted `fast_redirect` answers 302 to its `redirect_url`; any other token gets the ordinary page of `/r/<token>`, after the same lookup and one read of a canary either way.',
+    auth: 'none',
+    beforeKeyLayer: true,
+    success: { status: 302, description: 'The redirect (the ordinary page for other tokens)' },
+    handler: async ({ params, req, res }, deps) => {
+      const destination = await redirectFor(deps, params.token!, presenterOf(req));
+      res.set('Cache-Control', 'no-store');
+      if (destination) res.redirect(302, destination);
+      else res.type('html').send(ORDINARY_PAGE);
+    },
+  }),
+  operation({
+    operationId: 'loadImageTripwire',
+    method: 'get',
+    path: '/i/{token}',
+    summary: 'Web image tripwire: records the hit, then answers the image',
+    description:
+      'A planted `web_image` answers its image (the owner’s, or a 1×1 transparent GIF); any other token gets that GIF, after the same lookup and one read of a canary either way.',
+    auth: 'none',
+    beforeKeyLayer: true,
+    success: { status: 200, description: 'The image', contentType: 'image/gif' },
+    handler: async ({ params, req, res }, { tripwires, canaries }) => {
+      const canaryId = await tripwires.recordHit({
+        secrets: [urlToken(params.token!.replace(/\.(png|gif|jpe?g)$/i, ''))],
+        via: 'url',
+        ...presenterOf(req),
+      });
+      const image = await canaries.artifact(canaryId ?? NO_CANARY);
+      res
+        .set('Cache-Control', 'no-store')
+        .type(image?.contentType ?? 'image/gif')
+        .send(image?.body ?? TRANSPARENT_GIF);
     },
   }),
   operation({
@@ -85,7 +133,7 @@ export const tripwireOperations = [
         'InvalidClientTokenId (S3: InvalidAccessKeyId), as AWS answers an unknown key, in the protocol the client speaks (query XML or JSON), canary or not',
       contentType: 'text/xml',
     },
-    handler: async ({ req, res }, tripwires) => {
+    handler: async ({ req, res }, { tripwires }) => {
       const credential = req.query['X-Amz-Credential'];
       const answer = await answerAwsCall(tripwires, {
         ...httpCallerOf(req),
@@ -108,7 +156,7 @@ export const tripwireOperations = [
     beforeKeyLayer: true,
     success: { status: 401, description: 'The API server’s Unauthorized Status, canary or not' },
     response: kubernetesStatusView,
-    handler: async ({ req, res }, tripwires) => {
+    handler: async ({ req, res }, { tripwires }) => {
       const answer = await answerKubernetesCall(tripwires, {
         ...httpCallerOf(req),
         authorization: req.get('authorization') ?? '',
@@ -118,10 +166,28 @@ export const tripwireOperations = [
   }),
 ];
 
+/** An id no canary has: an unknown token's answer costs the same read as a live one's. */
+const NO_CANARY = 'cnr_none';
+
+/** Records a redirect tripwire's hit; its destination, or null for any other token. */
+async function redirectFor(
+  { tripwires, canaries }: TripwireRouteDeps,
+  token: string,
+  presenter: Presenter,
+): Promise<string | null> {
+  const canaryId = await tripwires.recordHit({
+    secrets: [urlToken(token)],
+    via: 'url',
+    ...presenter,
+  });
+  const canary = await canaries.findById(canaryId ?? NO_CANARY);
+  return canary?.redirectUrl ?? null;
+}
+
 /** The tripwire operations alone, as a router (the public listener and the API both serve them). */
-export function tripwireRouter(tripwires: Tripwires): Router {
+export function tripwireRouter(deps: TripwireRouteDeps): Router {
   const router = Router();
-  mountOperations(router, bind(tripwireOperations, tripwires), NO_AUTHENTICATION);
+  mountOperations(router, bind(tripwireOperations, deps), NO_AUTHENTICATION);
   return router;
 }
 
@@ -130,14 +196,14 @@ export function tripwireRouter(tripwires: Tripwires): Router {
  * console, /metrics or /docs; anything else is a bare 404, and a failure a bare 500.
  */
 export function createTripwireApp(
-  tripwires: Tripwires,
+  deps: TripwireRouteDeps,
   trustProxy: boolean | number | string[],
   log: Logger,
 ): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', trustProxy);
-  app.use(tripwireRouter(tripwires));
+  app.use(tripwireRouter(deps));
   app.use((_req, res) => void res.status(404).type('text').send('Not Found'));
   app.use(((err, _req, res, _next) => {
     log.error({ err }, 'tripwire listener: request failed');

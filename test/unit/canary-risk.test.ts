@@ -1,6 +1,6 @@
-import { CANARY_KINDS, makeDecoy, tokenDigest } from '../../src/canaries/decoys';
+import { tokenDigest } from '../../src/canaries/decoys';
+import { CANARY_KINDS, makeDecoy, platformOf } from '../../src/canaries/kinds';
 import { assessRisk, interpret, type RiskInput } from '../../src/canaries/risk';
-import { platformOf } from '../../src/canaries/tripwires';
 import { parseApiKey } from '../../src/keys/api-key-format';
 
 const settings = {

@@ -2,8 +2,7 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../../config';
 import type { Logger } from '../../logger';
-import { createTripwireApp } from '../tripwire.routes';
-import type { Tripwires } from '../tripwires';
+import { createTripwireApp, type TripwireRouteDeps } from '../tripwire.routes';
 import { startDnsListener } from './dns';
 import { startPostgresListener } from './postgres';
 import { startDecoyMailServer } from './smtp';
@@ -29,15 +28,16 @@ export interface PublicListeners {
  */
 export async function startPublicListeners(
   config: Config,
-  tripwires: Tripwires,
+  deps: TripwireRouteDeps,
   log: Logger,
 ): Promise<PublicListeners> {
+  const { tripwires } = deps;
   const host = config.TRIPWIRE_HOST ?? config.HOST;
   const started: Started[] = [];
   const mail = await startDecoyMailServer({ host, port: config.DECOY_SMTP_PORT, tripwires, log });
   started.push({ name: 'mail', ...mail });
   if (config.TRIPWIRE_PORT !== undefined) {
-    const server = createTripwireApp(tripwires, config.TRUST_PROXY, log).listen(
+    const server = createTripwireApp(deps, config.TRUST_PROXY, log).listen(
       config.TRIPWIRE_PORT,
       host,
     );

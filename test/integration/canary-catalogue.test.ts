@@ -1,0 +1,238 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { Browser } from 'playwright-core';
+import { PNG } from 'pngjs';
+import request from 'supertest';
+import {
+  startPublicListeners,
+  type PublicListeners,
+} from '../../src/canaries/listeners/public-listeners';
+import { threatLogView } from '../../src/canaries/threats.routes';
+import { createKey } from '../support/accounts';
+import { launchChromium } from '../support/browser';
+import { bearer, canaryAccounts } from '../support/canary-accounts';
+import { Receiver } from '../support/receiver';
+import { createTestApp, testConfig, testLogger, type TestApp } from '../support/test-app';
+import { startTestWorker } from '../support/test-worker';
+import { freePort } from '../../tools/stack';
+
+const run = promisify(execFile);
+
+let t: TestApp;
+let worker: { stop(): Promise<void> };
+let receiver: Receiver;
+let listeners: PublicListeners;
+let tripwireBase: string;
+let accounts: ReturnType<typeof canaryAccounts>;
+let browser: Browser;
+/** Where redirects lead: a plain page of the owner's own site. */
+let destination: Server;
+let destinationUrl: string;
+
+beforeAll(async () => {
+  const tripwirePort = await freePort();
+  tripwireBase = `http://127.0.0.1:${tripwirePort}`;
+  t = await createTestApp({
+    config: testConfig({
+      ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true',
+      ALERT_GATHER_MS: '500',
+      TRIPWIRE_HOST: '127.0.0.1',
+      TRIPWIRE_PORT: String(tripwirePort),
+      PUBLIC_TRIPWIRE_URL: tripwireBase,
+      DECOY_SMTP_PORT: '0',
+    }),
+  });
+  listeners = await startPublicListeners(t.config, t, testLogger(t.config));
+  worker = await startTestWorker(t.mongo.db, t.config.TEMPORAL_TASK_QUEUE);
+  receiver = await Receiver.start();
+  accounts = canaryAccounts(t.app, receiver);
+  browser = await launchChromium();
+  destination = createServer((_req, res) => {
+    res.setHeader('content-type', 'text/html');
+    res.end('<!doctype html><title>Intranet</title><h1>Welcome to the intranet</h1>');
+  }).listen(0, '127.0.0.1');
+  await new Promise((resolve) => destination.once('listening', resolve));
+  destinationUrl = `http://127.0.0.1:${(destination.address() as AddressInfo).port}/home`;
+});
+afterAll(async () => {
+  await browser?.close();
+  await new Promise((resolve) => destination?.close(resolve));
+  await listeners.close();
+  await worker.stop();
+  await receiver.stop();
+  await t.close();
+});
+
+/** The canary's hits as the threat log shows them. */
+async function hitsOf(who: Parameters<typeof bearer>[0], canaryId: string) {
+  const res = await request(t.app).get(`/api/threat-log?canary_id=${canaryId}`).set(bearer(who));
+  return threatLogView.parse(res.body).hits;
+}
+
+describe('a canary artifact download', () => {
+  it('when the owner (session or a canaries:read key) asks, then the file comes with its type and name; others are refused', async () => {
+    const { who } = await accounts.account();
+    const canary = await accounts.plant(who, 'qr_code');
+    expect(canary.artifact).toEqual({
+      filename: 'qr-code.png',
+      content_type: 'image/png',
+      url: `/api/canaries/${canary.canary_id}/artifact`,
+    });
+    const bySession = await request(t.app).get(canary.artifact!.url).set(bearer(who));
+    expect(bySession.status).toBe(200);
+    expect(bySession.headers['content-type']).toBe('image/png');
+    expect(bySession.headers['content-disposition']).toMatch(
+      /^attachment; filename="?qr-code\.png"?$/,
+    );
+    expect((bySession.body as Buffer).subarray(1, 4).toString()).toBe('PNG');
+
+    const reader = await createKey(t.app, who.token, { scopes: ['canaries:read'] });
+    const byKey = await request(t.app).get(canary.artifact!.url).set('X-API-Key', reader.key);
+    expect(byKey.status).toBe(200);
+    expect(byKey.body).toEqual(bySession.body);
+
+    const otherScope = await createKey(t.app, who.token, { scopes: ['threats:read'] });
+    const refused = await request(t.app).get(canary.artifact!.url).set('X-API-Key', otherScope.key);
+    expect(refused.status).toBe(403);
+    expect(refused.body.detail).toContain('canaries:read');
+    expect((await request(t.app).get(canary.artifact!.url)).status).toBe(401);
+    const stranger = await accounts.account();
+    const theirs = await request(t.app).get(canary.artifact!.url).set(bearer(stranger.who));
+    expect(theirs.status).toBe(403);
+    expect(theirs.body).not.toHaveProperty('artifact');
+  });
+
+  it('when a kind planted as text is asked for its artifact, then 404 says it has none', async () => {
+    const { who } = await accounts.account();
+    const canary = await accounts.plant(who, 'url');
+    expect(canary).not.toHaveProperty('artifact');
+    const res = await request(t.app)
+      .get(`/api/canaries/${canary.canary_id}/artifact`)
+      .set(bearer(who));
+    expect(res.status).toBe(404);
+    expect(res.body.detail).toBe(`Canary ${canary.canary_id} has no artifact`);
+  });
+});
+
+describe('planting options', () => {
+  it.each([
+    [{ kind: 'fast_redirect' }, 'body.redirect_url: required for kind fast_redirect'],
+    [{ kind: 'url', redirect_url: 'https://example.com/' }, 'body.redirect_url: only for kind'],
+    [{ kind: 'fast_redirect', redirect_url: 'javascript:alert(1)' }, 'body.redirect_url'],
+    [{ kind: 'web_image', image: Buffer.from('<svg/>').toString('base64') }, 'body.image: must be'],
+  ])(
+    'when %j is planted, then 422 names the field and nothing is planted',
+    async (body, detail) => {
+      const { who } = await accounts.account();
+      const res = await request(t.app).post('/api/canaries').set(bearer(who)).send(body);
+      expect(res.status).toBe(422);
+      expect(res.body.detail).toContain(detail);
+      const list = await request(t.app).get('/api/canaries').set(bearer(who));
+      expect(list.body.canaries).toEqual([]);
+    },
+  );
+});
+
+describe('a fast redirect canary', () => {
+  it('when Chromium follows it, then the visitor lands on the destination and the owner is alerted once', async () => {
+    const { who, path } = await accounts.account();
+    const canary = await accounts.plant(who, 'fast_redirect', { redirect_url: destinationUrl });
+    expect(canary.value).toMatch(new RegExp(`^${tripwireBase}/f/[\\w-]{24}$`));
+    expect(canary.redirect_url).toBe(destinationUrl);
+
+    const page = await browser.newPage();
+    await page.goto(canary.value);
+    expect(page.url()).toBe(destinationUrl);
+    expect(await page.textContent('h1')).toBe('Welcome to the intranet');
+    await page.close();
+
+    const [alert] = await accounts.alertsAt(path);
+    expect(alert!.data).toMatchObject({
+      canaryId: canary.canary_id,
+      canaryKind: 'fast_redirect',
+      platform: 'web browser',
+      memo: 'fast_redirect in the test',
+      attacker: { ip: '127.0.0.1' },
+    });
+    const hits = await hitsOf(who, canary.canary_id);
+    expect(hits).toHaveLength(1);
+    expect(hits[0]!.source).toMatchObject({
+      via: 'url',
+      user_agent: expect.stringMatching(/Chrome\//),
+    });
+  });
+
+  it('when a token nobody planted is followed, then it gets the ordinary page of /r/', async () => {
+    const unknown = await fetch(`${tripwireBase}/f/nobody-planted-this-token`, {
+      redirect: 'manual',
+    });
+    const ordinary = await fetch(`${tripwireBase}/r/nobody-planted-this-token`);
+    expect(unknown.status).toBe(200);
+    expect(await unknown.text()).toBe(await ordinary.text());
+  });
+});
+
+describe('a web image canary', () => {
+  it('when Chromium renders a page embedding it, then the owner’s image loads and the owner is alerted', async () => {
+    const { who, path } = await accounts.account();
+    const logo = new PNG({ width: 3, height: 2 });
+    logo.data.fill(200);
+    const image = PNG.sync.write(logo);
+    const canary = await accounts.plant(who, 'web_image', { image: image.toString('base64') });
+    expect(canary.value).toMatch(new RegExp(`^${tripwireBase}/i/[\\w-]{24}\\.png$`));
+    expect(canary.artifact).toMatchObject({ filename: 'logo.png', content_type: 'image/png' });
+
+    const page = await browser.newPage();
+    await page.setContent(`<img id="logo" src="${canary.value}">`);
+    await page.waitForFunction('document.getElementById("logo").complete');
+    type Img = { naturalWidth: number; naturalHeight: number };
+    const size = await page.$eval('#logo', (img) => [
+      (img as unknown as Img).naturalWidth,
+      (img as unknown as Img).naturalHeight,
+    ]);
+    expect(size).toEqual([3, 2]);
+    await page.close();
+
+    const [alert] = await accounts.alertsAt(path);
+    expect(alert!.data).toMatchObject({ canaryId: canary.canary_id, platform: 'web browser' });
+    expect(await hitsOf(who, canary.canary_id)).toHaveLength(1);
+  });
+
+  it('when a token nobody planted is loaded, then it gets the transparent GIF a default image canary serves', async () => {
+    const { who } = await accounts.account();
+    const planted = await accounts.plant(who, 'web_image');
+    expect(planted.artifact).toMatchObject({ filename: 'logo.gif', content_type: 'image/gif' });
+    const [live, unknown] = await Promise.all([
+      fetch(planted.value),
+      fetch(`${tripwireBase}/i/nobody-planted-this.gif`),
+    ]);
+    expect(unknown.headers.get('content-type')).toBe(live.headers.get('content-type'));
+    expect(Buffer.from(await unknown.arrayBuffer())).toEqual(Buffer.from(await live.arrayBuffer()));
+  });
+});
+
+describe('a QR code canary', () => {
+  it('when zbarimg reads the downloaded PNG and the phone opens what it read, then it fires', async () => {
+    const { who, path } = await accounts.account();
+    const canary = await accounts.plant(who, 'qr_code', { memo: 'sticker on rack 12' });
+    const png = await request(t.app).get(canary.artifact!.url).set(bearer(who));
+    const dir = mkdtempSync(join(tmpdir(), 'qr-'));
+    writeFileSync(join(dir, 'qr-code.png'), png.body as Buffer);
+    writeFileSync(join(dir, 'qr-code.svg'), canary.files![0]!.content);
+    const { stdout } = await run('zbarimg', ['--raw', '-q', join(dir, 'qr-code.png')]);
+    expect(stdout.trim()).toBe(canary.value);
+
+    const phone = await fetch(stdout.trim(), {
+      headers: { 'User-Agent': 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X)' },
+    });
+    expect(phone.status).toBe(200);
+    const [alert] = await accounts.alertsAt(path);
+    expect(alert!.data).toMatchObject({ canaryId: canary.canary_id, memo: 'sticker on rack 12' });
+    expect(await hitsOf(who, canary.canary_id)).toHaveLength(1);
+  });
+});
