@@ -4,7 +4,8 @@
 # chromium (the console's browser tests; playwright-core never downloads one), poppler-utils
 # (pdftoppm and pdftotext: the evidence PDF test renders and reads the legal export) and
 # postgresql-client (psql, a real client of the decoy Postgres listener), zbar-tools (zbarimg
-# reads the QR code canary as a phone would).
+# reads the QR code canary as a phone would) and LibreOffice Writer and Calc without a GUI (they
+# open the Word and Excel canaries headless and fetch their linked pictures).
 set -euo pipefail
 missing=()
 command -v javac >/dev/null || missing+=(openjdk-17-jdk-headless)
@@ -14,6 +15,7 @@ command -v pdftoppm >/dev/null || missing+=(poppler-utils)
 [ -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ] || missing+=(chromium)
 command -v psql >/dev/null || missing+=(postgresql-client)
 command -v zbarimg >/dev/null || missing+=(zbar-tools)
+command -v soffice >/dev/null || missing+=(libreoffice-writer-nogui libreoffice-calc-nogui)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing ${missing[*]} with apt-get…"
   SUDO=$([ "$(id -u)" -eq 0 ] && echo "" || echo sudo)

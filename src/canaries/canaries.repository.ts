@@ -103,12 +103,15 @@ export class CanariesRepository {
   }
 
   /**
-   * A canary's artifact with its bytes: for the owner's download, or (unscoped) for the public
-   * route that serves it (a web image). Null when there is none.
+   * A canary's artifact with its bytes: for the owner's download (`accountId`), or for the public
+   * route that serves it (`kind`: a web image). Null when there is none.
    */
-  async artifact(canaryId: string, accountId?: string): Promise<Artifact | null> {
+  async artifact(
+    canaryId: string,
+    only: { accountId?: string; kind?: CanaryKind },
+  ): Promise<Artifact | null> {
     const doc = await this.canaries.findOne(
-      { _id: canaryId, ...(accountId !== undefined && { accountId }) },
+      { _id: canaryId, ...only },
       { projection: { artifact: 1 } },
     );
     if (!doc?.artifact) return null;

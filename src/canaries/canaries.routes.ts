@@ -197,7 +197,7 @@ export const canaryOperations = [
     },
     handler: async ({ params, res }, { canaries }) => {
       const canary = await owned(canaries, res, params.canary_id!);
-      const artifact = await canaries.artifact(canary.id, canary.accountId);
+      const artifact = await canaries.artifact(canary.id, { accountId: canary.accountId });
       if (!artifact) throw new DomainError('not_found', `Canary ${canary.id} has no artifact`);
       res
         .status(200)

@@ -110,7 +110,7 @@ export const tripwireOperations = [
         via: 'url',
         ...presenterOf(req),
       });
-      const image = await canaries.artifact(canaryId ?? NO_CANARY);
+      const image = await canaries.artifact(canaryId ?? NO_CANARY, { kind: 'web_image' });
       res
         .set('Cache-Control', 'no-store')
         .type(image?.contentType ?? 'image/gif')

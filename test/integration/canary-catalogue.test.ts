@@ -22,6 +22,7 @@ import { startTestWorker } from '../support/test-worker';
 import { freePort } from '../../tools/stack';
 
 const run = promisify(execFile);
+const ZONE = 'canary.example.com';
 
 let t: TestApp;
 let worker: { stop(): Promise<void> };
@@ -45,6 +46,9 @@ beforeAll(async () => {
       TRIPWIRE_PORT: String(tripwirePort),
       PUBLIC_TRIPWIRE_URL: tripwireBase,
       DECOY_SMTP_PORT: '0',
+      CANARY_DNS_DOMAIN: ZONE,
+      DNS_PORT: '0',
+      DNS_ANSWER_IPV4: '192.0.2.10',
     }),
   });
   listeners = await startPublicListeners(t.config, t, testLogger(t.config));
@@ -72,6 +76,16 @@ afterAll(async () => {
 async function hitsOf(who: Parameters<typeof bearer>[0], canaryId: string) {
   const res = await request(t.app).get(`/api/threat-log?canary_id=${canaryId}`).set(bearer(who));
   return threatLogView.parse(res.body).hits;
+}
+
+/** A canary's artifact as its owner downloads it. */
+async function download(
+  who: Parameters<typeof bearer>[0],
+  canary: { artifact?: { url: string } },
+): Promise<Buffer> {
+  const res = await request(t.app).get(canary.artifact!.url).set(bearer(who)).responseType('blob');
+  expect(res.status).toBe(200);
+  return res.body as Buffer;
 }
 
 describe('a canary artifact download', () => {
@@ -234,5 +248,45 @@ describe('a QR code canary', () => {
     const [alert] = await accounts.alertsAt(path);
     expect(alert!.data).toMatchObject({ canaryId: canary.canary_id, memo: 'sticker on rack 12' });
     expect(await hitsOf(who, canary.canary_id)).toHaveLength(1);
+  });
+});
+
+describe('Word and Excel document canaries', () => {
+  it('when LibreOffice opens the downloaded .docx and .xlsx, then each fetches its linked picture and fires once', async () => {
+    const { who, path } = await accounts.account();
+    const word = await accounts.plant(who, 'word_document', { memo: 'HR share' });
+    const excel = await accounts.plant(who, 'excel_document', { memo: 'finance backup' });
+    expect(word.artifact).toMatchObject({
+      filename: expect.stringMatching(/^[\w ]+\.docx$/),
+      content_type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+    });
+    expect(excel.artifact!.filename).toMatch(/^[\w ]+\.xlsx$/);
+    const dir = mkdtempSync(join(tmpdir(), 'office-'));
+    const files = [];
+    for (const canary of [word, excel]) {
+      const file = await download(who, canary);
+      expect(file.subarray(0, 2).toString()).toBe('PK');
+      files.push(join(dir, canary.artifact!.filename));
+      writeFileSync(files.at(-1)!, file);
+    }
+    // One LibreOffice start converts both (headless: it opens each as Writer and Calc would).
+    await run(
+      'soffice',
+      ['--headless', '--norestore', '--convert-to', 'pdf', '--outdir', join(dir, 'pdf'), ...files],
+      { env: { ...process.env, HOME: dir }, timeout: 120_000 },
+    );
+    const alerts = await accounts.alertsAt(path, 2);
+    expect(alerts.map((a) => a.data.canaryId).sort()).toEqual(
+      [word.canary_id, excel.canary_id].sort(),
+    );
+    for (const alert of alerts) expect(alert.data.platform).toBe('LibreOffice');
+    expect(await hitsOf(who, word.canary_id)).toHaveLength(1);
+    expect(await hitsOf(who, excel.canary_id)).toHaveLength(1);
+    // And the documents opened cleanly: their text made it into the PDFs.
+    const { stdout } = await run('pdftotext', [
+      join(dir, 'pdf', word.artifact!.filename.replace(/\.docx$/, '.pdf')),
+      '-',
+    ]);
+    expect(stdout).toContain(word.artifact!.filename.replace(/\.docx$/, ''));
   });
 });

@@ -5,6 +5,7 @@ import { awsAccessKey } from './aws-access-key';
 import { databaseUrl } from './database-url';
 import { dns } from './dns';
 import { email } from './email';
+import { excelDocument } from './excel-document';
 import { fastRedirect } from './fast-redirect';
 import { platformOf, type KindModule, type Planted, type PlantOptions } from './kind';
 import { kubeconfig } from './kubeconfig';
@@ -12,6 +13,7 @@ import { qrCode } from './qr-code';
 import { ragMarker } from './rag-marker';
 import { url } from './url';
 import { webImage } from './web-image';
+import { wordDocument } from './word-document';
 
 /** Every kind that can be planted, by its API name: one line per kind. */
 export const KINDS = {
@@ -26,6 +28,8 @@ export const KINDS = {
   fast_redirect: fastRedirect,
   web_image: webImage,
   qr_code: qrCode,
+  word_document: wordDocument,
+  excel_document: excelDocument,
 } satisfies Record<string, KindModule>;
 
 export type CanaryKind = keyof typeof KINDS;
