@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Browser } from 'playwright-core';
@@ -16,6 +16,7 @@ import { threatLogView } from '../../src/canaries/threats.routes';
 import { createKey } from '../support/accounts';
 import { launchChromium } from '../support/browser';
 import { bearer, canaryAccounts } from '../support/canary-accounts';
+import { runWithCanaryDns } from '../support/canary-dns';
 import { Receiver } from '../support/receiver';
 import { createTestApp, testConfig, testLogger, type TestApp } from '../support/test-app';
 import { startTestWorker } from '../support/test-worker';
@@ -289,4 +290,47 @@ describe('Word and Excel document canaries', () => {
     ]);
     expect(stdout).toContain(word.artifact!.filename.replace(/\.docx$/, ''));
   });
+});
+
+describe('a log4shell canary', () => {
+  it('when a Java service with Log4j 2.14.1 logs it, then its lookup fires and the leaked host name is recorded', async () => {
+    const { who, path } = await accounts.account();
+    const canary = await accounts.plant(who, 'log4shell', { memo: 'support form' });
+    expect(canary.value).toMatch(
+      new RegExp(`^\\$\\{jndi:ldap://x\\$\\{hostName\\}\\.L4J\\.[a-z2-7]{20}\\.${ZONE}/a\\}$`),
+    );
+    // A small service built with Maven against log4j-core 2.14.1 from Maven Central.
+    const dir = mkdtempSync(join(tmpdir(), 'log4shell-'));
+    cpSync(join(__dirname, '../fixtures/log4shell'), dir, { recursive: true });
+    await run(
+      'mvn',
+      ['-q', '-B', 'compile', 'dependency:build-classpath', '-Dmdep.outputFile=target/cp.txt'],
+      { cwd: dir, timeout: 300_000 },
+    );
+    const classpath = `${join(dir, 'target/classes')}:${readFileSync(join(dir, 'target/cp.txt'), 'utf8')}`;
+    const ran = await runWithCanaryDns(listeners.ports.dns!, [
+      'java',
+      '-cp',
+      classpath,
+      'example.Service',
+      canary.value,
+    ]);
+    expect(ran.code).toBe(0);
+
+    const host = hostname().toLowerCase();
+    const [alert] = await accounts.alertsAt(path);
+    expect(alert!.data).toMatchObject({
+      canaryId: canary.canary_id,
+      canaryKind: 'log4shell',
+      platform: `Log4j on ${host}`,
+      attacker: { ip: '' },
+    });
+    const [hit, ...more] = await hitsOf(who, canary.canary_id);
+    expect(hit!.source).toMatchObject({
+      via: 'dns',
+      resolver: { name: expect.stringMatching(new RegExp(`^x${host}\\.l4j\\.`)) },
+    });
+    // The JVM may ask for A and AAAA: one event, each lookup a hit of it.
+    for (const other of more) expect(other.threat_event_id).toBe(hit!.threat_event_id);
+  }, 360_000);
 });

@@ -9,6 +9,7 @@ import { excelDocument } from './excel-document';
 import { fastRedirect } from './fast-redirect';
 import { platformOf, type KindModule, type Planted, type PlantOptions } from './kind';
 import { kubeconfig } from './kubeconfig';
+import { log4shell } from './log4shell';
 import { qrCode } from './qr-code';
 import { ragMarker } from './rag-marker';
 import { url } from './url';
@@ -30,6 +31,7 @@ export const KINDS = {
   qr_code: qrCode,
   word_document: wordDocument,
   excel_document: excelDocument,
+  log4shell,
 } satisfies Record<string, KindModule>;
 
 export type CanaryKind = keyof typeof KINDS;
