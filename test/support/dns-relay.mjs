@@ -1,6 +1,7 @@
 // Runs inside the test's network namespace (test/support/canary-dns.ts): answers UDP port 53 of
 // that namespace's loopback by passing each query, framed, over fd 3 to the test process, which
 // asks the DNS listener under test and sends the answer back the same way.
+import { Buffer } from 'node:buffer';
 import { createSocket } from 'node:dgram';
 import { writeFileSync } from 'node:fs';
 import { Socket } from 'node:net';
