@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { unzipSync } from 'fflate';
 import type { Browser } from 'playwright-core';
 import { PNG } from 'pngjs';
 import request from 'supertest';
@@ -333,4 +334,86 @@ describe('a log4shell canary', () => {
     // The JVM may ask for A and AAAA: one event, each lookup a hit of it.
     for (const other of more) expect(other.threat_event_id).toBe(hit!.threat_event_id);
   }, 360_000);
+});
+
+/**
+ * Acrobat, Explorer and Windows cannot run here: each test reads the artifact as that client is
+ * documented to (the open action's host, desktop.ini's icon path with the user's variables
+ * expanded, the silent-process-exit monitor's PowerShell), then resolves that name with this
+ * machine's real resolver (glibc's getent), whose query reaches the DNS listener.
+ */
+describe('canaries fired by a DNS lookup of what their client is documented to resolve', () => {
+  async function resolveLikeTheClient(name: string) {
+    const ran = await runWithCanaryDns(listeners.ports.dns!, ['getent', 'ahostsv4', name]);
+    expect(ran.stdout).toContain('192.0.2.10');
+  }
+
+  it('when Acrobat opens the PDF (its open action names a host), then the lookup fires; poppler opens it as a plain document', async () => {
+    const { who, path } = await accounts.account();
+    const canary = await accounts.plant(who, 'pdf_document');
+    const pdf = await download(who, canary);
+    const dir = mkdtempSync(join(tmpdir(), 'pdf-'));
+    writeFileSync(join(dir, 'doc.pdf'), pdf);
+    const info = await run('pdfinfo', [join(dir, 'doc.pdf')]);
+    expect(info.stdout).toMatch(/Pages:\s+1\n/);
+    expect(info.stdout).toMatch(/JavaScript:\s+no\n/);
+    expect((await run('pdftotext', [join(dir, 'doc.pdf'), '-'])).stdout).toContain(
+      canary.artifact!.filename.replace(/\.pdf$/, ''),
+    );
+    const host = /\/OpenAction (\d+) 0 R/.test(pdf.toString('latin1'))
+      ? /\/S \/URI \/URI \(https:\/\/([^/)]+)\/\)/.exec(pdf.toString('latin1'))![1]!
+      : '';
+    expect(host).toBe(canary.value);
+    await resolveLikeTheClient(host);
+    const [alert] = await accounts.alertsAt(path);
+    expect(alert!.data).toMatchObject({ canaryId: canary.canary_id, platform: 'Acrobat Reader' });
+  });
+
+  it('when Explorer shows the unzipped folder, then desktop.ini’s icon host fires and names the user and machine', async () => {
+    const { who, path } = await accounts.account();
+    const canary = await accounts.plant(who, 'windows_folder');
+    const files = unzipSync(new Uint8Array(await download(who, canary)));
+    const folder = canary.artifact!.filename.replace(/\.zip$/, '');
+    expect(Object.keys(files).sort()).toEqual([`${folder}/`, `${folder}/desktop.ini`]);
+    const ini = Buffer.from(files[`${folder}/desktop.ini`]!).toString();
+    const env: Record<string, string> = {
+      USERNAME: 'alice',
+      COMPUTERNAME: 'WS-042',
+      USERDOMAIN: 'CORP',
+    };
+    const unc = /^IconResource=(.+)$/m
+      .exec(ini)![1]!
+      .replace(/%(\w+)%/g, (_, v: string) => env[v]!);
+    const host = /^\\\\([^\\]+)\\/.exec(unc)![1]!;
+    expect(host).toBe(`alice.WS-042.CORP.INI.${canary.value}`);
+    await resolveLikeTheClient(host);
+    const [alert] = await accounts.alertsAt(path);
+    expect(alert!.data).toMatchObject({
+      canaryId: canary.canary_id,
+      platform: 'Windows Explorer (ws-042, user corp\\alice)',
+    });
+  });
+
+  it('when the watched command exits, then the monitor’s lookup fires and names the machine and user', async () => {
+    const { who, path } = await accounts.account();
+    const canary = await accounts.plant(who, 'sensitive_command');
+    expect(canary.artifact).toMatchObject({ filename: 'whoami-audit.reg' });
+    const reg = (await download(who, canary)).toString();
+    expect(reg.startsWith('Windows Registry Editor Version 5.00\r\n')).toBe(true);
+    expect(reg).toContain('\\SilentProcessExit\\whoami.exe]');
+    // What PowerShell builds from the monitor's expression on machine WS-042 for user alice.
+    const expression = /Resolve-DnsName -Name \((.+?)\) -ErrorAction/.exec(reg)![1]!;
+    const env: Record<string, string> = { COMPUTERNAME: 'WS-042', USERNAME: 'alice' };
+    const host = expression
+      .split(' + ')
+      .map((part) => (part.startsWith('$env:') ? env[part.slice(5)]! : part.replace(/'/g, '')))
+      .join('');
+    expect(host).toBe(`WS-042.UN.alice.CMD.${canary.value}`);
+    await resolveLikeTheClient(host);
+    const [alert] = await accounts.alertsAt(path);
+    expect(alert!.data).toMatchObject({
+      canaryId: canary.canary_id,
+      platform: 'whoami.exe on ws-042 (user alice)',
+    });
+  });
 });

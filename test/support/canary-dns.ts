@@ -12,6 +12,9 @@ import type { Socket } from 'node:net';
 const SCRIPT = `
 set -u
 ip link set lo up
+# An address besides 127/8, so resolvers that ask only for configured families (getaddrinfo
+# with AI_ADDRCONFIG) still ask.
+ip addr add 10.255.255.1/32 dev lo
 printf 'nameserver 127.0.0.1\\noptions attempts:2 timeout:2\\n' > "$DIR/resolv.conf"
 mount --bind "$DIR/resolv.conf" /etc/resolv.conf
 node "$RELAY" "$DIR/ready" &

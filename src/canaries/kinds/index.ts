@@ -10,10 +10,13 @@ import { fastRedirect } from './fast-redirect';
 import { platformOf, type KindModule, type Planted, type PlantOptions } from './kind';
 import { kubeconfig } from './kubeconfig';
 import { log4shell } from './log4shell';
+import { pdfDocument } from './pdf-document';
 import { qrCode } from './qr-code';
 import { ragMarker } from './rag-marker';
+import { sensitiveCommand } from './sensitive-command';
 import { url } from './url';
 import { webImage } from './web-image';
+import { windowsFolder } from './windows-folder';
 import { wordDocument } from './word-document';
 
 /** Every kind that can be planted, by its API name: one line per kind. */
@@ -32,6 +35,9 @@ export const KINDS = {
   word_document: wordDocument,
   excel_document: excelDocument,
   log4shell,
+  pdf_document: pdfDocument,
+  windows_folder: windowsFolder,
+  sensitive_command: sensitiveCommand,
 } satisfies Record<string, KindModule>;
 
 export type CanaryKind = keyof typeof KINDS;

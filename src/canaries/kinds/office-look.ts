@@ -39,7 +39,7 @@ const DOCUMENTS = [
 ];
 const AUTHORS = [
   'Sarah Mitchell',
-  'James O’Connor',
+  "James O'Connor",
   'Priya Natarajan',
   'Daniel Weber',
   'Anna Kowalska',
