@@ -1,5 +1,5 @@
-import { execFile } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
@@ -416,4 +416,62 @@ describe('canaries fired by a DNS lookup of what their client is documented to r
       platform: 'whoami.exe on ws-042 (user alice)',
     });
   });
+});
+
+describe('a MySQL dump canary', () => {
+  it('when the mariadb client imports it into a real MariaDB server, then the tables load and its reconnect fires', async () => {
+    const { who, path } = await accounts.account();
+    const canary = await accounts.plant(who, 'mysql_dump');
+    expect(canary.artifact!.filename).toMatch(/^\w+-\d{4}-\d{2}-\d{2}\.sql$/);
+    const dir = mkdtempSync(join(tmpdir(), 'mariadb-'));
+    const dump = join(dir, canary.artifact!.filename);
+    const sql = (await download(who, canary)).toString();
+    writeFileSync(dump, sql);
+    const rows = sql.split('),(').length;
+    // A throw-away server on a socket only (no TCP port), started and stopped by the test.
+    const socket = join(dir, 'sock');
+    const server = ['--no-defaults', `--datadir=${join(dir, 'data')}`, '--user=root'];
+    await run('mariadb-install-db', [
+      ...server,
+      '--auth-root-authentication-method=normal',
+      '--skip-test-db',
+    ]);
+    const mariadbd = spawn(
+      'mariadbd',
+      [
+        ...server,
+        `--socket=${socket}`,
+        '--skip-networking',
+        `--pid-file=${join(dir, 'pid')}`,
+        `--log-error=${join(dir, 'err.log')}`,
+      ],
+      { stdio: 'ignore' },
+    );
+    try {
+      const client = ['mariadb', '--no-defaults', `--socket=${socket}`, '-u', 'root'];
+      for (let i = 0; i < 100 && !existsSync(socket); i++)
+        await new Promise((r) => setTimeout(r, 100));
+      await run(client[0]!, [...client.slice(1), '-e', 'CREATE DATABASE production']);
+      const ran = await runWithCanaryDns(listeners.ports.dns!, [
+        'sh',
+        '-c',
+        `${client.join(' ')} production < "$0"`,
+        dump,
+      ]);
+      // It resolved the name (192.0.2.10 here) and could not reach that server, as the importer sees.
+      expect(ran.stderr).toContain(`Can't connect to server on '${canary.value}'`);
+      const { stdout } = await run(client[0]!, [
+        ...client.slice(1),
+        '-N',
+        '-e',
+        'SELECT COUNT(*) FROM production.customers',
+      ]);
+      expect(Number(stdout)).toBe(rows);
+    } finally {
+      mariadbd.kill();
+      await new Promise((resolve) => mariadbd.once('exit', resolve));
+    }
+    const [alert] = await accounts.alertsAt(path);
+    expect(alert!.data).toMatchObject({ canaryId: canary.canary_id, platform: 'mysql client' });
+  }, 120_000);
 });

@@ -10,6 +10,7 @@ import { fastRedirect } from './fast-redirect';
 import { platformOf, type KindModule, type Planted, type PlantOptions } from './kind';
 import { kubeconfig } from './kubeconfig';
 import { log4shell } from './log4shell';
+import { mysqlDump } from './mysql-dump';
 import { pdfDocument } from './pdf-document';
 import { qrCode } from './qr-code';
 import { ragMarker } from './rag-marker';
@@ -38,6 +39,7 @@ export const KINDS = {
   pdf_document: pdfDocument,
   windows_folder: windowsFolder,
   sensitive_command: sensitiveCommand,
+  mysql_dump: mysqlDump,
 } satisfies Record<string, KindModule>;
 
 export type CanaryKind = keyof typeof KINDS;
