@@ -23,6 +23,13 @@ const KINDS: Record<CanaryKind, string> = {
   fast_redirect: 'Redirect link',
   web_image: 'Web image',
   qr_code: 'QR code',
+  word_document: 'Word document',
+  excel_document: 'Excel workbook',
+  pdf_document: 'PDF document',
+  windows_folder: 'Windows folder',
+  sensitive_command: 'Watched Windows command',
+  mysql_dump: 'MySQL dump',
+  log4shell: 'Log4Shell string',
 };
 
 /** The kinds that need a destination to send visitors on to. */
