@@ -26,6 +26,7 @@ import { TrapsRepository } from './honeypot/traps.repository';
 import { DocumentsRepository } from './rag/documents.repository';
 import { foreignCredentialTripwire, presenterOf } from './canaries/tripwire.routes';
 import { DEFAULT_JOURNAL_TIMINGS } from './canaries/hit-journal';
+import { wireguardPublicKey } from './canaries/listeners/wireguard';
 import { Tripwires } from './canaries/tripwires';
 import { AuditTrailWriter } from './evidence/trail/audit-trail.writer';
 import { consoleRoutes } from './console/console.routes';
@@ -84,6 +85,12 @@ export function decoySettings(config: Config): DecoySettings {
     dnsDomain: config.CANARY_DNS_DOMAIN,
     publicHost: config.PUBLIC_HOST,
     postgresPort: config.DECOY_POSTGRES_PORT || 5432,
+    ...(config.WIREGUARD_PRIVATE_KEY && {
+      wireguard: {
+        publicKey: wireguardPublicKey(config.WIREGUARD_PRIVATE_KEY),
+        port: config.WIREGUARD_PORT || 51820,
+      },
+    }),
   };
 }
 

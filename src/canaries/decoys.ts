@@ -32,6 +32,8 @@ export interface DecoySettings {
   /** Host name (or address) an attacker reaches the decoy Postgres listener at, and its port. */
   publicHost: string;
   postgresPort: number;
+  /** The WireGuard decoy endpoint's public key and port; absent when it is not configured. */
+  wireguard?: { publicKey: string; port: number };
 }
 
 export const AWS_ID_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';

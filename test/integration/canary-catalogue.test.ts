@@ -1,8 +1,10 @@
 import { execFile, spawn } from 'node:child_process';
+import { createSocket } from 'node:dgram';
+import { generateKeyPairSync } from 'node:crypto';
 import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { hostname, tmpdir } from 'node:os';
+import { homedir, hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { unzipSync } from 'fflate';
@@ -31,6 +33,12 @@ let worker: { stop(): Promise<void> };
 let receiver: Receiver;
 let listeners: PublicListeners;
 let tripwireBase: string;
+let wireguardPort: number;
+/** The decoy endpoint's key, as `wg genkey` prints one. */
+const WIREGUARD_KEY = Buffer.from(
+  generateKeyPairSync('x25519').privateKey.export({ format: 'jwk' }).d!,
+  'base64url',
+).toString('base64');
 let accounts: ReturnType<typeof canaryAccounts>;
 let browser: Browser;
 /** Where redirects lead: a plain page of the owner's own site. */
@@ -39,6 +47,7 @@ let destinationUrl: string;
 
 beforeAll(async () => {
   const tripwirePort = await freePort();
+  wireguardPort = await freePort();
   tripwireBase = `http://127.0.0.1:${tripwirePort}`;
   t = await createTestApp({
     config: testConfig({
@@ -51,6 +60,9 @@ beforeAll(async () => {
       CANARY_DNS_DOMAIN: ZONE,
       DNS_PORT: '0',
       DNS_ANSWER_IPV4: '192.0.2.10',
+      PUBLIC_HOST: '127.0.0.1',
+      WIREGUARD_PORT: String(wireguardPort),
+      WIREGUARD_PRIVATE_KEY: WIREGUARD_KEY,
     }),
   });
   listeners = await startPublicListeners(t.config, t, testLogger(t.config));
@@ -474,4 +486,79 @@ describe('a MySQL dump canary', () => {
     const [alert] = await accounts.alertsAt(path);
     expect(alert!.data).toMatchObject({ canaryId: canary.canary_id, platform: 'mysql client' });
   }, 120_000);
+});
+
+/**
+ * wireguard-go, the userspace WireGuard (its binary is named `wireguard`), built once from the Go
+ * module proxy into the tools cache.
+ */
+const WIREGUARD_GO = 'golang.zx2c4.com/wireguard@v0.0.0-20260522210424-ecfc5a8d5446';
+
+describe('a WireGuard canary', () => {
+  it('when wireguard-go connects with the planted config, then the handshake names the config and fires, and the tunnel stays down', async () => {
+    const { who, path } = await accounts.account();
+    const canary = await accounts.plant(who, 'wireguard', { memo: 'admin laptop' });
+    expect(canary.artifact).toMatchObject({ filename: 'office-vpn.conf' });
+    expect(canary.value).toContain(`Endpoint = 127.0.0.1:${wireguardPort}`);
+
+    const bin = join(homedir(), '.cache/tripwire-service/wireguard-go');
+    await run('go', ['install', WIREGUARD_GO], {
+      env: { ...process.env, GOBIN: bin },
+      timeout: 300_000,
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'wg-'));
+    const device = `wgc${process.pid % 100_000}`;
+    writeFileSync(join(dir, `${device}.conf`), await download(who, canary));
+    // wg-quick's own reading of the config (it drops Address and DNS, which `wg` does not take).
+    const { stdout: stripped } = await run('wg-quick', ['strip', join(dir, `${device}.conf`)]);
+    writeFileSync(join(dir, 'wg.conf'), stripped);
+    const address = /^Address = (.+)$/m.exec(canary.value)![1]!;
+    const ran = await runWithCanaryDns(
+      listeners.ports.dns!,
+      [
+        'sh',
+        '-c',
+        `set -e
+        "$0/wireguard" -f ${device} >/dev/null 2>&1 & client=$!
+        for i in $(seq 100); do [ -S /var/run/wireguard/${device}.sock ] && break; sleep 0.1; done
+        wg setconf ${device} "$1/wg.conf"
+        ip addr add ${address} dev ${device}
+        ip link set ${device} up
+        ping -c 1 -W 3 10.8.0.1 || true
+        wg show ${device} latest-handshakes
+        ip link del ${device}
+        wait $client || true`,
+        bin,
+        dir,
+      ],
+      { udpPorts: [wireguardPort], timeoutMs: 60_000 },
+    );
+    // The tunnel never came up: no handshake was answered.
+    expect(ran.stdout).toMatch(/\t0\n/);
+
+    const [alert] = await accounts.alertsAt(path);
+    expect(alert!.data).toMatchObject({
+      canaryId: canary.canary_id,
+      canaryKind: 'wireguard',
+      platform: 'WireGuard client',
+      memo: 'admin laptop',
+      attacker: { ip: '127.0.0.1' },
+    });
+    const [hit] = await hitsOf(who, canary.canary_id);
+    expect(hit!.source).toMatchObject({ via: 'wireguard', ip: '127.0.0.1' });
+  }, 360_000);
+
+  it('when an initiation nobody can have made, or garbage, arrives, then nothing answers', async () => {
+    const udp = createSocket('udp4');
+    const answers: Buffer[] = [];
+    udp.on('message', (m) => answers.push(m));
+    const initiation = Buffer.alloc(148);
+    initiation.writeUInt32LE(1);
+    for (const bytes of [initiation, Buffer.from('garbage'), Buffer.alloc(2000, 7)]) {
+      udp.send(bytes, wireguardPort, '127.0.0.1');
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    udp.close();
+    expect(answers).toEqual([]);
+  });
 });

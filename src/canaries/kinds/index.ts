@@ -18,6 +18,7 @@ import { sensitiveCommand } from './sensitive-command';
 import { url } from './url';
 import { webImage } from './web-image';
 import { windowsFolder } from './windows-folder';
+import { wireguard } from './wireguard';
 import { wordDocument } from './word-document';
 
 /** Every kind that can be planted, by its API name: one line per kind. */
@@ -40,6 +41,7 @@ export const KINDS = {
   windows_folder: windowsFolder,
   sensitive_command: sensitiveCommand,
   mysql_dump: mysqlDump,
+  wireguard,
 } satisfies Record<string, KindModule>;
 
 export type CanaryKind = keyof typeof KINDS;

@@ -6,6 +6,7 @@ import { createTripwireApp, type TripwireRouteDeps } from '../tripwire.routes';
 import { startDnsListener } from './dns';
 import { startPostgresListener } from './postgres';
 import { startDecoyMailServer } from './smtp';
+import { startWireguardListener } from './wireguard';
 
 interface Started {
   name: PublicListenerName;
@@ -13,7 +14,7 @@ interface Started {
   close(): Promise<void>;
 }
 
-export type PublicListenerName = 'mail' | 'tripwire' | 'dns' | 'postgres';
+export type PublicListenerName = 'mail' | 'tripwire' | 'dns' | 'postgres' | 'wireguard';
 
 export interface PublicListeners {
   /** The port each started listener is on (a configured 0 becomes the port it got). */
@@ -23,8 +24,9 @@ export interface PublicListeners {
 
 /**
  * Every listener attackers reach, apart from the API: decoy mail always; the tripwire HTTP
- * listener, DNS and Postgres when their ports are set. All on TRIPWIRE_HOST (default HOST), so an
- * operator can expose these and keep the API, console, /metrics and /docs internal.
+ * listener, DNS, Postgres and WireGuard when their ports are set (WireGuard also needs its key).
+ * All on TRIPWIRE_HOST (default HOST), so an operator can expose these and keep the API, console,
+ * /metrics and /docs internal.
  */
 export async function startPublicListeners(
   config: Config,
@@ -61,6 +63,16 @@ export async function startPublicListeners(
       log,
     });
     started.push({ name: 'postgres', ...pg });
+  }
+  if (config.WIREGUARD_PORT !== undefined && config.WIREGUARD_PRIVATE_KEY) {
+    const wireguard = await startWireguardListener({
+      host,
+      port: config.WIREGUARD_PORT,
+      privateKey: config.WIREGUARD_PRIVATE_KEY,
+      tripwires,
+      log,
+    });
+    started.push({ name: 'wireguard', ...wireguard });
   }
   for (const { name, port } of started) log.info({ host, port }, `public ${name} listener up`);
   return {
