@@ -9,6 +9,7 @@ const settings = {
   dnsDomain: 'canary.example.com',
   publicHost: 'tripwire.example.com',
   postgresPort: 15432,
+  wireguard: { publicKey: 'HIgo9xNzJMWLKASShiTqIybxZ0U3wGLiUeJ1PKf8ykw=', port: 51820 },
 };
 
 describe('decoys', () => {
@@ -52,6 +53,15 @@ describe('decoys', () => {
       content: `[default]\naws_access_key_id = ${aws.value}\naws_secret_access_key = ${aws.secret}\n`,
     });
     expect(config!.content).toContain('endpoint_url = https://svc.example.com/aws\n');
+  });
+
+  it('when a WireGuard config is asked for without the decoy endpoint configured, then it is refused', () => {
+    expect(() => makeDecoy('wireguard', { ...settings, wireguard: undefined })).toThrow(
+      expect.objectContaining({
+        kind: 'conflict',
+        detail: expect.stringContaining('WIREGUARD_PRIVATE_KEY'),
+      }),
+    );
   });
 
   it('when a kubeconfig is made, then its cluster is the decoy API and its token fires', () => {
