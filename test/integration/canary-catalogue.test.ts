@@ -153,6 +153,7 @@ describe('planting options', () => {
     [{ kind: 'url', redirect_url: 'https://example.com/' }, 'body.redirect_url: only for kind'],
     [{ kind: 'fast_redirect', redirect_url: 'javascript:alert(1)' }, 'body.redirect_url'],
     [{ kind: 'web_image', image: Buffer.from('<svg/>').toString('base64') }, 'body.image: must be'],
+    [{ kind: 'cloned_website' }, 'body.site_url: required for kind cloned_website'],
   ])(
     'when %j is planted, then 422 names the field and nothing is planted',
     async (body, detail) => {
@@ -202,6 +203,41 @@ describe('a fast redirect canary', () => {
     const ordinary = await fetch(`${tripwireBase}/r/nobody-planted-this-token`);
     expect(unknown.status).toBe(200);
     expect(await unknown.text()).toBe(await ordinary.text());
+  });
+});
+
+describe('a cloned website canary', () => {
+  it('when Chromium shows the page on its own origin nothing fires; served from another origin, it fires once', async () => {
+    const { who, path } = await accounts.account();
+    let snippet = '';
+    const site = createServer((_req, res) => {
+      res.setHeader('content-type', 'text/html');
+      res.end(`<!doctype html><title>Sign in</title><form><input name="user"></form>${snippet}`);
+    }).listen(0, '127.0.0.1');
+    await new Promise((resolve) => site.once('listening', resolve));
+    const port = (site.address() as AddressInfo).port;
+    try {
+      const canary = await accounts.plant(who, 'cloned_website', {
+        site_url: `http://localhost:${port}/login`,
+      });
+      snippet = canary.value;
+      expect(snippet).toMatch(/^<script>.*<\/script>$/);
+      const page = await browser.newPage();
+      // localhost is the page's own origin; 127.0.0.1 is the same page on another (the clone).
+      await page.goto(`http://localhost:${port}/login`, { waitUntil: 'networkidle' });
+      await page.goto(`http://127.0.0.1:${port}/login`, { waitUntil: 'networkidle' });
+      await page.close();
+      const [alert] = await accounts.alertsAt(path);
+      expect(alert!.data).toMatchObject({
+        canaryId: canary.canary_id,
+        canaryKind: 'cloned_website',
+        platform: 'web browser',
+      });
+      const hits = await hitsOf(who, canary.canary_id);
+      expect(hits).toHaveLength(1);
+    } finally {
+      await new Promise((resolve) => site.close(resolve));
+    }
   });
 });
 

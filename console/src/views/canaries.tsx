@@ -30,6 +30,8 @@ const KINDS: Record<CanaryKind, string> = {
   sensitive_command: 'Watched Windows command',
   mysql_dump: 'MySQL dump',
   log4shell: 'Log4Shell string',
+  wireguard: 'WireGuard VPN config',
+  cloned_website: 'Cloned website snippet',
 };
 
 /** The kinds that need a destination to send visitors on to. */
@@ -53,7 +55,7 @@ export function CanariesView() {
   const plant = (event: Event) => {
     event.preventDefault();
     const form = event.currentTarget as HTMLFormElement;
-    const { memo = '', platform = '', redirect_url = '' } = formValues(form);
+    const { memo = '', platform = '', redirect_url = '', site_url = '' } = formValues(form);
     const image = (form.elements.namedItem('image') as HTMLInputElement | null)?.files?.[0];
     void planting.run(async () => {
       setPlanted(
@@ -62,6 +64,7 @@ export function CanariesView() {
           memo,
           ...(platform.trim() && { platform: platform.trim() }),
           ...(REDIRECTS.includes(kind) && { redirect_url: redirect_url.trim() }),
+          ...(kind === 'cloned_website' && { site_url: site_url.trim() }),
           ...(kind === 'web_image' && image && { image: await base64Of(image) }),
         }),
       );
@@ -103,6 +106,14 @@ export function CanariesView() {
         {REDIRECTS.includes(kind) && (
           <Field label="Redirect to" hint="Where a visitor is sent on to after the hit.">
             <input name="redirect_url" type="url" required placeholder="https://intranet.example" />
+          </Field>
+        )}
+        {kind === 'cloned_website' && (
+          <Field
+            label="Your site"
+            hint="The origin the page belongs on; served anywhere else, it fires."
+          >
+            <input name="site_url" type="url" required placeholder="https://login.example.com" />
           </Field>
         )}
         {kind === 'web_image' && (

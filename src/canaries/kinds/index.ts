@@ -2,6 +2,7 @@ import type { DecoySettings } from '../decoys';
 import type { HitSource } from '../threats.repository';
 import { apiKey } from './api-key';
 import { awsAccessKey } from './aws-access-key';
+import { clonedWebsite } from './cloned-website';
 import { databaseUrl } from './database-url';
 import { dns } from './dns';
 import { email } from './email';
@@ -42,6 +43,7 @@ export const KINDS = {
   sensitive_command: sensitiveCommand,
   mysql_dump: mysqlDump,
   wireguard,
+  cloned_website: clonedWebsite,
 } satisfies Record<string, KindModule>;
 
 export type CanaryKind = keyof typeof KINDS;
