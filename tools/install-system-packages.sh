@@ -7,7 +7,8 @@
 # reads the QR code canary as a phone would) and LibreOffice Writer and Calc without a GUI (they
 # open the Word and Excel canaries headless and fetch their linked pictures), and MariaDB's server
 # and client (the MySQL dump canary is imported into a throw-away server), and wireguard-tools (wg
-# and wg-quick configure the wireguard-go client the WireGuard canary's test builds with Go).
+# and wg-quick configure the wireguard-go client the WireGuard canary's test builds with Go) and
+# subversion (svnadmin loads the SVN canary's dump, svn checks it out).
 set -euo pipefail
 missing=()
 command -v javac >/dev/null || missing+=(openjdk-17-jdk-headless)
@@ -20,6 +21,7 @@ command -v zbarimg >/dev/null || missing+=(zbar-tools)
 command -v soffice >/dev/null || missing+=(libreoffice-writer-nogui libreoffice-calc-nogui)
 command -v mariadb-install-db >/dev/null || missing+=(mariadb-server mariadb-client)
 command -v wg >/dev/null || missing+=(wireguard-tools)
+command -v svnadmin >/dev/null || missing+=(subversion)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing ${missing[*]} with apt-get…"
   SUDO=$([ "$(id -u)" -eq 0 ] && echo "" || echo sudo)

@@ -95,6 +95,28 @@ export const tripwireOperations = [
     },
   }),
   operation({
+    operationId: 'fetchRepositoryTripwire',
+    method: 'get',
+    path: '/v/{token}/{path}',
+    expressPath: ['/v/:token', '/v/:token/{*rest}'],
+    anyMethod: true,
+    summary:
+      'Repository tripwire (an svn:externals URL; any method and path below the token): every request fires',
+    description:
+      'Every token, planted or not, gets the same 404, as a repository path that does not exist.',
+    auth: 'none',
+    beforeKeyLayer: true,
+    success: { status: 404, description: 'Not Found, for any token', contentType: 'text/plain' },
+    handler: async ({ params, req, res }, { tripwires }) => {
+      await tripwires.recordHit({
+        secrets: [urlToken(params.token!)],
+        via: 'url',
+        ...presenterOf(req),
+      });
+      res.status(404).set('Cache-Control', 'no-store').type('text').send('Not Found');
+    },
+  }),
+  operation({
     operationId: 'loadImageTripwire',
     method: 'get',
     path: '/i/{token}',

@@ -301,6 +301,34 @@ describe('a QR code canary', () => {
   });
 });
 
+describe('an SVN repository canary', () => {
+  it('when the dump is loaded with svnadmin and trunk checked out with svn, then fetching its externals fires', async () => {
+    const { who, path } = await accounts.account();
+    const canary = await accounts.plant(who, 'svn');
+    expect(canary.value).toMatch(new RegExp(`^${tripwireBase}/v/[\\w-]{24}$`));
+    const dir = mkdtempSync(join(tmpdir(), 'svn-'));
+    writeFileSync(join(dir, 'repo.svndump'), await download(who, canary));
+    await run('svnadmin', ['create', join(dir, 'repo')]);
+    await run('sh', ['-c', 'svnadmin load -q "$0/repo" < "$0/repo.svndump"', dir]);
+    const checkout = run('svn', [
+      'checkout',
+      '--non-interactive',
+      `file://${join(dir, 'repo')}/trunk`,
+      join(dir, 'wc'),
+    ]);
+    // The checkout itself succeeds; only the external cannot be fetched, as svn reports.
+    await expect(checkout).rejects.toMatchObject({
+      stderr: expect.stringContaining('E205011'),
+    });
+    expect(readFileSync(join(dir, 'wc/README.md'), 'utf8')).toContain('deploy-scripts');
+    const [alert] = await accounts.alertsAt(path);
+    expect(alert!.data).toMatchObject({ canaryId: canary.canary_id, platform: 'SVN' });
+    const hits = await hitsOf(who, canary.canary_id);
+    expect(hits[0]!.source.user_agent).toMatch(/^SVN\/1\.14/);
+    expect(new Set(hits.map((h) => h.threat_event_id)).size).toBe(1);
+  });
+});
+
 describe('Word and Excel document canaries', () => {
   it('when LibreOffice opens the downloaded .docx and .xlsx, then each fetches its linked picture and fires once', async () => {
     const { who, path } = await accounts.account();

@@ -32,6 +32,7 @@ const KINDS: Record<CanaryKind, string> = {
   log4shell: 'Log4Shell string',
   wireguard: 'WireGuard VPN config',
   cloned_website: 'Cloned website snippet',
+  svn: 'Subversion repository dump',
 };
 
 /** The kinds that need a destination to send visitors on to. */

@@ -16,6 +16,7 @@ import { pdfDocument } from './pdf-document';
 import { qrCode } from './qr-code';
 import { ragMarker } from './rag-marker';
 import { sensitiveCommand } from './sensitive-command';
+import { svn } from './svn';
 import { url } from './url';
 import { webImage } from './web-image';
 import { windowsFolder } from './windows-folder';
@@ -44,6 +45,7 @@ export const KINDS = {
   mysql_dump: mysqlDump,
   wireguard,
   cloned_website: clonedWebsite,
+  svn,
 } satisfies Record<string, KindModule>;
 
 export type CanaryKind = keyof typeof KINDS;
