@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import express, { Router, type Express, type Request, type RequestHandler } from 'express';
+import { z } from 'zod';
 import type { RefusedCredential } from '../auth/api-key-auth';
 import { authorization } from '../auth/authorization';
 import { bind, mountOperations, operationsFor, type Auth } from '../http/operation';
@@ -15,6 +17,16 @@ import type { Presenter, Tripwires } from './tripwires';
 /** What every `/r/<token>` answers, tripwire or not: an ordinary page that gives nothing away. */
 const ORDINARY_PAGE =
   '<!doctype html><html><head><meta charset="utf-8"><title>Document</title></head><body></body></html>';
+
+/**
+ * The slow redirect's script: what the browser tells about itself, then on to `go` (relative to
+ * the page's own path, so one script serves every token on every listener).
+ */
+const SLOW_REDIRECT_SCRIPT = `(function(){var n=navigator,d=["tz="+Intl.DateTimeFormat().resolvedOptions().timeZone,"lang="+n.language,"screen="+screen.width+"x"+screen.height,"platform="+n.platform,"cores="+n.hardwareConcurrency].join("; ");location.replace(location.pathname.replace(/\\/$/,"")+"/go?d="+encodeURIComponent(d));})();`;
+const slowRedirectPage = (token: string) =>
+  `<!doctype html><html><head><meta charset="utf-8"><title>Redirecting…</title><noscript><meta http-equiv="refresh" content="0;url=${encodeURIComponent(token)}/go"></noscript></head><body><script>${SLOW_REDIRECT_SCRIPT}</script></body></html>`;
+/** Only that script runs, whatever the listener's own policy. */
+const SLOW_REDIRECT_CSP = `default-src 'none'; script-src 'sha256-${createHash('sha256').update(SLOW_REDIRECT_SCRIPT).digest('base64')}'`;
 
 /** Who sent an HTTP request, in the plain values the tripwire listeners take. */
 export function httpCallerOf(req: Request): HttpCaller {
@@ -89,6 +101,45 @@ export const tripwireOperations = [
     success: { status: 302, description: 'The redirect (the ordinary page for other tokens)' },
     handler: async ({ params, req, res }, deps) => {
       const destination = await redirectFor(deps, params.token!, presenterOf(req));
+      res.set('Cache-Control', 'no-store');
+      if (destination) res.redirect(302, destination);
+      else res.type('html').send(ORDINARY_PAGE);
+    },
+  }),
+  operation({
+    operationId: 'openSlowRedirectTripwire',
+    method: 'get',
+    path: '/s/{token}',
+    summary: 'Slow redirect tripwire: a page whose script reads browser details, then follows on',
+    description:
+      'The same page for every token, planted or not, and no lookup: its script goes on to `/s/<token>/go` with what it read (without JavaScript, at once and without details).',
+    auth: 'none',
+    beforeKeyLayer: true,
+    success: { status: 200, description: 'The page', contentType: 'text/html' },
+    handler: ({ params, res }) => {
+      res
+        .set('Cache-Control', 'no-store')
+        .set('Content-Security-Policy', SLOW_REDIRECT_CSP)
+        .type('html')
+        .send(slowRedirectPage(params.token!));
+    },
+  }),
+  operation({
+    operationId: 'followSlowRedirectTripwire',
+    method: 'get',
+    path: '/s/{token}/go',
+    summary: 'Slow redirect tripwire: records the hit with the browser details, then redirects',
+    description:
+      'A planted `slow_redirect` answers 302 to its `redirect_url`; any other token gets the ordinary page of `/r/<token>`, after the same lookup and read. `d` (what the page read) follows the user agent in the recorded hit.',
+    auth: 'none',
+    beforeKeyLayer: true,
+    query: z.object({ d: z.string().max(400).optional() }).loose(),
+    success: { status: 302, description: 'The redirect (the ordinary page for other tokens)' },
+    handler: async ({ params, query, req, res }, deps) => {
+      const presenter = presenterOf(req);
+      const details = (query.d ?? '').replace(/[^\w\-/.+:=; ]/g, '').slice(0, 300);
+      if (details) presenter.client.userAgent = `${presenter.client.userAgent} [${details}]`;
+      const destination = await redirectFor(deps, params.token!, presenter);
       res.set('Cache-Control', 'no-store');
       if (destination) res.redirect(302, destination);
       else res.type('html').send(ORDINARY_PAGE);

@@ -206,6 +206,38 @@ describe('a fast redirect canary', () => {
   });
 });
 
+describe('a slow redirect canary', () => {
+  it('when Chromium follows it, then its script reads the browser details, the hit records them, and the visitor lands on the destination', async () => {
+    const { who, path } = await accounts.account();
+    const canary = await accounts.plant(who, 'slow_redirect', { redirect_url: destinationUrl });
+    expect(canary.value).toMatch(new RegExp(`^${tripwireBase}/s/[\\w-]{24}$`));
+    const page = await browser.newPage({ locale: 'de-DE', timezoneId: 'Europe/Berlin' });
+    await page.goto(canary.value);
+    await page.waitForURL(destinationUrl);
+    await page.close();
+    const [alert] = await accounts.alertsAt(path);
+    expect(alert!.data).toMatchObject({ canaryId: canary.canary_id, platform: 'web browser' });
+    const hits = await hitsOf(who, canary.canary_id);
+    expect(hits).toHaveLength(1);
+    expect(hits[0]!.source.user_agent).toMatch(
+      /Chrome\/.* \[tz=Europe\/Berlin; lang=de-DE; screen=\d+x\d+; platform=Linux[^;]*; cores=\d+\]$/,
+    );
+  });
+
+  it('when a token nobody planted is followed, then the same page leads to the ordinary page', async () => {
+    const [unknown, other] = await Promise.all([
+      fetch(`${tripwireBase}/s/nobody-planted-this`).then((r) => r.text()),
+      fetch(`${tripwireBase}/s/nobody-planted-that`).then((r) => r.text()),
+    ]);
+    expect(unknown.replace('this', 'that')).toBe(other);
+    const go = await fetch(`${tripwireBase}/s/nobody-planted-this/go?d=tz%3DUTC`, {
+      redirect: 'manual',
+    });
+    expect(go.status).toBe(200);
+    expect(await go.text()).toBe(await (await fetch(`${tripwireBase}/r/x`)).text());
+  });
+});
+
 describe('a cloned website canary', () => {
   it('when Chromium shows the page on its own origin nothing fires; served from another origin, it fires once', async () => {
     const { who, path } = await accounts.account();

@@ -33,6 +33,7 @@ const KINDS: Record<CanaryKind, string> = {
   wireguard: 'WireGuard VPN config',
   cloned_website: 'Cloned website snippet',
   svn: 'Subversion repository dump',
+  slow_redirect: 'Redirect link, with browser details',
 };
 
 /** The kinds that need a destination to send visitors on to. */

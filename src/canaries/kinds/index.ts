@@ -16,6 +16,7 @@ import { pdfDocument } from './pdf-document';
 import { qrCode } from './qr-code';
 import { ragMarker } from './rag-marker';
 import { sensitiveCommand } from './sensitive-command';
+import { slowRedirect } from './slow-redirect';
 import { svn } from './svn';
 import { url } from './url';
 import { webImage } from './web-image';
@@ -46,6 +47,7 @@ export const KINDS = {
   wireguard,
   cloned_website: clonedWebsite,
   svn,
+  slow_redirect: slowRedirect,
 } satisfies Record<string, KindModule>;
 
 export type CanaryKind = keyof typeof KINDS;
