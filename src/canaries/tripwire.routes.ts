@@ -98,7 +98,11 @@ export const tripwireOperations = [
       'A planted `fast_redirect` answers 302 to its `redirect_url`; any other token gets the ordinary page of `/r/<token>`, after the same lookup and one read of a canary either way.',
     auth: 'none',
     beforeKeyLayer: true,
-    success: { status: 302, description: 'The redirect (the ordinary page for other tokens)' },
+    success: {
+      status: 302,
+      description: 'The redirect (the ordinary page, 200, for other tokens)',
+      contentType: 'text/html',
+    },
     handler: async ({ params, req, res }, deps) => {
       const destination = await redirectFor(deps, params.token!, presenterOf(req));
       res.set('Cache-Control', 'no-store');
@@ -134,7 +138,11 @@ export const tripwireOperations = [
     auth: 'none',
     beforeKeyLayer: true,
     query: z.object({ d: z.string().max(400).optional() }).loose(),
-    success: { status: 302, description: 'The redirect (the ordinary page for other tokens)' },
+    success: {
+      status: 302,
+      description: 'The redirect (the ordinary page, 200, for other tokens)',
+      contentType: 'text/html',
+    },
     handler: async ({ params, query, req, res }, deps) => {
       const presenter = presenterOf(req);
       const details = (query.d ?? '').replace(/[^\w\-/.+:=; ]/g, '').slice(0, 300);

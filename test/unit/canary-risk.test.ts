@@ -21,7 +21,11 @@ describe('decoys', () => {
 
   it('when each kind is made twice, then values differ and every token is distinct', () => {
     for (const kind of CANARY_KINDS) {
-      const [a, b] = [makeDecoy(kind, settings), makeDecoy(kind, settings)];
+      const options = {
+        redirectUrl: 'https://intranet.example/',
+        siteUrl: 'https://login.example',
+      };
+      const [a, b] = [makeDecoy(kind, settings, options), makeDecoy(kind, settings, options)];
       expect(a.value).not.toBe(b.value);
       expect(new Set([...a.tokens, ...b.tokens].map(tokenDigest)).size).toBe(
         a.tokens.length + b.tokens.length,
