@@ -257,7 +257,7 @@ describe('the web console', () => {
       page.getByRole('button', { name: 'Download qr-code.png' }).first().click(),
     ]);
     expect(file.suggestedFilename()).toBe('qr-code.png');
-    const bytes = readFileSync((await file.path())!);
+    const bytes = readFileSync(await file.path());
     expect(bytes.subarray(1, 4).toString()).toBe('PNG');
   });
 
