@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the project needs, when missing: a Java 17 JDK and Maven (they build
-# and run the embedded database, tools/mongo-server), openssl (the HTTPS receivers' throw-away CA),
-# chromium (the console's browser tests; playwright-core never downloads one), poppler-utils
-# (pdftoppm and pdftotext: the evidence PDF test renders and reads the legal export) and
-# postgresql-client (psql, a real client of the decoy Postgres listener), zbar-tools (zbarimg
-# reads the QR code canary as a phone would) and LibreOffice Writer and Calc without a GUI (they
-# open the Word and Excel canaries headless and fetch their linked pictures), and MariaDB's server
-# and client (the MySQL dump canary is imported into a throw-away server), and wireguard-tools (wg
-# and wg-quick configure the wireguard-go client the WireGuard canary's test builds with Go) and
-# subversion (svnadmin loads the SVN canary's dump, svn checks it out).
+# Installs the Debian packages the project needs, when missing:
+# - a Java 17 JDK and Maven: they build and run the embedded database (tools/mongo-server), and the
+#   log4shell canary's test builds a small Log4j 2.14.1 service;
+# - openssl: the HTTPS receivers' throw-away CA;
+# - chromium: the console's browser tests and the redirect, image and cloned-site canaries
+#   (playwright-core never downloads one);
+# - poppler-utils: pdftoppm and pdftotext read the evidence PDF export and the PDF canary;
+# - postgresql-client: psql, a real client of the decoy Postgres listener;
+# - the real clients of the file canaries: zbar-tools (zbarimg reads the QR code), LibreOffice
+#   Writer and Calc without a GUI (open the Word and Excel canaries headless), MariaDB's server and
+#   client (the MySQL dump is imported into a throw-away server), wireguard-tools (wg and wg-quick
+#   configure the wireguard-go the WireGuard canary's test builds with Go) and subversion.
 set -euo pipefail
 missing=()
 command -v javac >/dev/null || missing+=(openjdk-17-jdk-headless)
