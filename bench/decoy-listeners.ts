@@ -48,7 +48,7 @@ async function main(): Promise<void> {
   const temporal = createTemporal(config);
   const logger = pino({ level: 'warn' });
   const api = createApp({ config, logger, mongo: db, temporal });
-  const listeners = await startPublicListeners(config, api.tripwires, logger);
+  const listeners = await startPublicListeners(config, api, logger);
   try {
     await stack.ready();
     const email = `bench-${Date.now()}@example.com`;

@@ -6,6 +6,7 @@
  * disk of TRIPWIRE_JOURNAL_DIR.
  *
  *   npm run bench:tripwire-timing -- [--requests 2000] [--concurrency 10] [--appends 2000]
+ *     [--kind url|fast_redirect|web_image]   (the route measured: /r/, /f/ or /i/)
  */
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -27,11 +28,20 @@ const { values } = parseArgs({
     requests: { type: 'string', default: '2000' },
     concurrency: { type: 'string', default: '10' },
     appends: { type: 'string', default: '2000' },
+    kind: { type: 'string', default: 'url' },
   },
 });
 const REQUESTS = Number(values.requests);
 const CONCURRENCY = Number(values.concurrency);
 const APPENDS = Number(values.appends);
+/** The kinds whose tripwire routes answer a live token after one more read than the lookup. */
+const KIND_OPTIONS: Record<string, object> = {
+  url: {},
+  fast_redirect: { redirect_url: 'https://intranet.example/' },
+  web_image: {},
+};
+if (!(values.kind in KIND_OPTIONS))
+  throw new Error(`--kind: one of ${Object.keys(KIND_OPTIONS).join(', ')}`);
 
 async function journalCost(dir: string) {
   const folder = await mkdtemp(join(dir, 'bench-'));
@@ -81,7 +91,11 @@ async function main(): Promise<void> {
     const { token } = (await call('/api/auth/login', who)) as { token: string };
     const canaries: string[] = [];
     for (let i = 0; i < 10; i++) {
-      const planted = await call('/api/canaries', { kind: 'url', memo: `bench ${i}` }, token);
+      const planted = await call(
+        '/api/canaries',
+        { kind: values.kind, memo: `bench ${i}`, ...KIND_OPTIONS[values.kind] },
+        token,
+      );
       canaries.push(new URL(planted.value as string).pathname);
     }
 
@@ -89,10 +103,12 @@ async function main(): Promise<void> {
     const times = { canary: [] as number[], unknown: [] as number[] };
     await pool(REQUESTS, CONCURRENCY, async (i) => {
       const canary = Math.random() < 0.5;
-      const path = canary ? canaries[i % canaries.length]! : `/r/not-a-tripwire-${i}`;
+      const live = canaries[i % canaries.length]!;
+      const path = canary ? live : live.replace(/[^/]+$/, `not-a-tripwire-${i}`);
       const started = performance.now();
       const res = await fetch(`${base}${path}`, {
         headers: { 'x-forwarded-for': `203.0.113.${i % 5}` },
+        redirect: 'manual',
       });
       await res.arrayBuffer();
       const ms = performance.now() - started;
@@ -102,7 +118,9 @@ async function main(): Promise<void> {
     await api.tripwires.flush();
     const cost = await journalCost(config.TRIPWIRE_JOURNAL_DIR);
 
-    console.log(`\n${REQUESTS} tripwire requests interleaved, ${CONCURRENCY} at a time\n`);
+    console.log(
+      `\n${REQUESTS} ${values.kind} tripwire requests interleaved, ${CONCURRENCY} at a time\n`,
+    );
     console.log('| Token | requests | p50 ms | p90 ms | p99 ms |');
     console.log('|---|---:|---:|---:|---:|');
     const row = (name: string, ms: number[]) => {

@@ -26,6 +26,7 @@ import { TrapsRepository } from './honeypot/traps.repository';
 import { DocumentsRepository } from './rag/documents.repository';
 import { foreignCredentialTripwire, presenterOf } from './canaries/tripwire.routes';
 import { DEFAULT_JOURNAL_TIMINGS } from './canaries/hit-journal';
+import { wireguardPublicKey } from './canaries/listeners/wireguard';
 import { Tripwires } from './canaries/tripwires';
 import { AuditTrailWriter } from './evidence/trail/audit-trail.writer';
 import { consoleRoutes } from './console/console.routes';
@@ -85,6 +86,12 @@ export function decoySettings(config: Config): DecoySettings {
     dnsDomain: config.CANARY_DNS_DOMAIN,
     publicHost: config.PUBLIC_HOST,
     postgresPort: config.DECOY_POSTGRES_PORT || 5432,
+    ...(config.WIREGUARD_PRIVATE_KEY && {
+      wireguard: {
+        publicKey: wireguardPublicKey(config.WIREGUARD_PRIVATE_KEY),
+        port: config.WIREGUARD_PORT || 51820,
+      },
+    }),
   };
 }
 
@@ -92,6 +99,8 @@ export interface Api {
   app: Express;
   /** Canary hits, for the decoy mail listener the entry point starts beside the app. */
   tripwires: Tripwires;
+  /** The canaries, for what the public tripwire listener answers (redirects, web images). */
+  canaries: CanariesRepository;
   /** The shield's inspection, for the benchmark's unauthenticated baseline. */
   shield: ShieldInspector;
   /** The evidence log's checkpoints: the entry point issues them on a timer. */
@@ -208,7 +217,7 @@ export function createApp({
     apiKeys: keys,
     canaries: { canaries, clock, decoys, meterPlant },
     threats,
-    tripwires,
+    tripwires: { tripwires, canaries },
     channels: {
       channels: new ChannelsRepository(mongo.db),
       testSlots: new ChannelTestSlots(mongo.db, config.CHANNEL_TEST_CONCURRENCY),
@@ -287,6 +296,7 @@ export function createApp({
   return {
     app,
     tripwires,
+    canaries,
     shield,
     checkpoints: log.checkpoints,
     reconciler: new StartReconciler({

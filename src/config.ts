@@ -238,6 +238,23 @@ const configSchema = z.object({
       'The authoritative DNS listener for that zone, UDP and TCP (`53` in production; `0`: any free port)',
     unset: '(unset: off)',
   }),
+  WIREGUARD_PORT: optional(z.coerce.number().int().min(0).max(65535)).meta({
+    description:
+      'The WireGuard decoy listener (UDP): WireGuard canary configs name this port (51820 when unset) at `PUBLIC_HOST` (`0`: any free port)',
+    unset: '(unset: off)',
+  }),
+  WIREGUARD_PRIVATE_KEY: optional(
+    z
+      .base64()
+      .refine(
+        (key) => Buffer.from(key, 'base64').length === 32,
+        'a 32-byte key in base64, as `wg genkey` prints it',
+      ),
+  ).meta({
+    description:
+      'The decoy endpoint’s static private key (`wg genkey`): WireGuard canary configs name its public key, and the listener reads which config connects with it. Keep it stable: changing it orphans planted configs',
+    unset: '(unset: WireGuard canaries cannot be planted)',
+  }),
   DNS_ANSWER_IPV4: optional(z.ipv4()).meta({
     description: 'The A record every name in the zone gets, planted or not',
     unset: '(unset: NXDOMAIN)',

@@ -33,7 +33,7 @@ async function main(): Promise<void> {
   answerClientErrors(server);
   await once(server, 'listening');
   logger.info({ address: server.address() }, 'API listening');
-  const listeners = await startPublicListeners(config, api.tripwires, logger);
+  const listeners = await startPublicListeners(config, api, logger);
   api.reconciler.start();
   api.tripwires.startReplay();
 

@@ -1,9 +1,9 @@
 import type { AlertLevel } from './payload';
-import type { CanaryKind } from '../canaries/decoys';
+import { KINDS, type CanaryKind, type KindModule } from '../canaries/kinds';
 
 /**
  * Risk of one threat event, 0-100, as docs/canaries.md documents it:
- *   base by canary kind (a working-looking credential used is worse than a fetched URL)
+ *   base by canary kind (`risk.base` of its module in ./kinds; a working-looking credential used is worse than a fetched URL)
  * + attacker type (Tor +20, datacenter +10, internal −20)
  * + abuse score / 5 (0-20; nothing when unknown)
  * + repeated hits: +5 per doubling, at most +15
@@ -11,17 +11,6 @@ import type { CanaryKind } from '../canaries/decoys';
  * clamped to 0-100. Levels: ≥ 80 critical (alert CRITICAL), ≥ 50 high (HIGH), else medium/low
  * (MEDIUM; low below 25).
  */
-const BASE: Record<CanaryKind, number> = {
-  api_key: 60,
-  aws_access_key: 60,
-  database_url: 55,
-  url: 40,
-  email: 35,
-  rag_marker: 50,
-  dns: 40,
-  kubeconfig: 65,
-};
-
 const TYPE_WEIGHT: Record<string, number> = { tor: 20, datacenter: 10, internal: -20 };
 
 export interface RiskInput {
@@ -41,7 +30,7 @@ export interface Risk {
 export function assessRisk({ kind, attackerType, abuseScore, hits, ageDays }: RiskInput): Risk {
   const repeated = Math.min(15, 5 * Math.floor(Math.log2(Math.max(1, hits))));
   const raw =
-    BASE[kind] +
+    KINDS[kind].risk.base +
     (TYPE_WEIGHT[attackerType] ?? 0) +
     Math.round((abuseScore ?? 0) / 5) +
     repeated +
@@ -51,31 +40,6 @@ export function assessRisk({ kind, attackerType, abuseScore, hits, ageDays }: Ri
   if (riskScore >= 50) return { riskScore, riskLevel: 'high', alertLevel: 'HIGH' };
   return { riskScore, riskLevel: riskScore >= 25 ? 'medium' : 'low', alertLevel: 'MEDIUM' };
 }
-
-const WHAT: Record<CanaryKind, string> = {
-  api_key: 'A decoy API key',
-  aws_access_key: 'A decoy cloud access key',
-  database_url: 'A decoy database password',
-  url: 'A tripwire URL',
-  email: 'A decoy email address',
-  rag_marker: 'A document marker',
-  dns: 'A DNS canary hostname',
-  kubeconfig: 'A decoy kubeconfig',
-};
-
-const ACTION: Record<CanaryKind, string> = {
-  api_key: 'Find where this key was stored and treat that place as exposed',
-  aws_access_key: 'Find where this key was stored and treat that place as exposed',
-  database_url: 'Treat the file or secret store that held this connection string as exposed',
-  url: 'Find where this link was kept; someone who should not have it is following it',
-  email:
-    'The address was harvested from where you planted it; expect phishing or spam to your real addresses',
-  rag_marker:
-    'The document reached a place it should not; find the system or person that exposed it',
-  dns: 'Someone is using the file or system where this hostname was planted; treat it as exposed',
-  kubeconfig:
-    'Treat the machine or store that held this kubeconfig as exposed, and check who can reach your real clusters',
-};
 
 /**
  * One paragraph a person can act on: what fired (with the owner's memo, so they know which one),
@@ -91,15 +55,16 @@ export function interpret(input: {
   sourceIp: string;
   hits: number;
 }): string {
+  const { risk, relay }: KindModule = KINDS[input.kind];
   const from =
-    input.kind === 'email'
+    relay === 'mail'
       ? 'received mail'
-      : input.kind === 'dns'
+      : relay === 'dns'
         ? 'was looked up'
         : `was used from ${input.sourceIp || 'an unknown address'}${input.attackerType === 'unknown' ? '' : ` (${input.attackerType})`}`;
   const count = input.hits > 1 ? ` ${input.hits} times` : '';
   const memo = input.memo ? ` "${input.memo}"` : '';
   const planted = input.plantedOn ? ` planted on ${input.plantedOn}` : '';
-  const via = input.kind === 'dns' ? ' (through a DNS resolver, which is not the attacker)' : '';
-  return `${WHAT[input.kind]}${memo}${planted} ${from}${via}${count}. ${ACTION[input.kind]}.`;
+  const via = relay === 'dns' ? ' (through a DNS resolver, which is not the attacker)' : '';
+  return `${risk.what}${memo}${planted} ${from}${via}${count}. ${risk.action}.`;
 }

@@ -1,7 +1,8 @@
-import type { Collection, Db } from 'mongodb';
+import { Binary, type Collection, type Db } from 'mongodb';
 import type { CollectionIndexes } from '../db/mongo';
 import { newId } from '../ids';
-import { tokenDigest, type CanaryKind, type Decoy, type DecoyFile } from './decoys';
+import { tokenDigest, type DecoyFile } from './decoys';
+import type { Artifact, CanaryKind, Planted } from './kinds';
 
 export interface Canary {
   id: string;
@@ -15,6 +16,10 @@ export interface Canary {
   secret: string | null;
   /** Files planted with it (the cloud key's profile). */
   files?: DecoyFile[];
+  /** The downloadable file that carries it (documents, QR codes, dumps…), without its bytes. */
+  artifact?: Omit<Artifact, 'body'>;
+  /** fast_redirect / slow_redirect: where a visitor is sent. */
+  redirectUrl?: string;
   tokenDigests: string[];
   createdAt: Date;
   retiredAt: Date | null;
@@ -23,7 +28,13 @@ export interface Canary {
   lastHitAt?: Date | null;
 }
 
-type CanaryDoc = Omit<Canary, 'id'> & { _id: string };
+type CanaryDoc = Omit<Canary, 'id' | 'artifact'> & {
+  _id: string;
+  artifact?: Omit<Artifact, 'body'> & { body: Binary };
+};
+
+/** Canaries are read without their artifact's bytes, which only the download needs. */
+const WITHOUT_BODY = { projection: { 'artifact.body': 0 } } as const;
 
 /** Token digest → canary, read by `_id` on every rejected credential (one indexed point read). */
 interface TokenDoc {
@@ -37,7 +48,11 @@ export const canariesIndexes: CollectionIndexes = {
 };
 export const canaryTokensIndexes: CollectionIndexes = { collection: 'canary_tokens', indexes: [] };
 
-const toCanary = ({ _id, ...rest }: CanaryDoc): Canary => ({ id: _id, ...rest });
+const toCanary = ({ _id, artifact, ...rest }: CanaryDoc): Canary => ({
+  id: _id,
+  ...rest,
+  ...(artifact && { artifact: { filename: artifact.filename, contentType: artifact.contentType } }),
+});
 
 /**
  * Reads and writes made for a caller name the canary's account; the unscoped ones serve the
@@ -55,15 +70,18 @@ export class CanariesRepository {
   /** The canary first, then its tokens: a token never points at a canary that is not stored. */
   async plant(
     fields: Pick<Canary, 'accountId' | 'kind' | 'memo' | 'platform'>,
-    decoy: Decoy,
+    decoy: Planted,
     now: Date,
   ): Promise<Canary> {
+    const { artifact, redirectUrl } = decoy;
     const doc: CanaryDoc = {
       _id: newId('cnr'),
       ...fields,
       value: decoy.value,
       secret: decoy.secret ?? null,
       ...(decoy.files && { files: decoy.files }),
+      ...(artifact && { artifact: { ...artifact, body: new Binary(artifact.body) } }),
+      ...(redirectUrl && { redirectUrl }),
       tokenDigests: decoy.tokens.map(tokenDigest),
       createdAt: now,
       retiredAt: null,
@@ -75,13 +93,30 @@ export class CanariesRepository {
 
   async list(accountId: string, includeRetired: boolean): Promise<Canary[]> {
     const filter = includeRetired ? { accountId } : { accountId, retiredAt: null };
-    const docs = await this.canaries.find(filter).sort({ createdAt: -1 }).toArray();
+    const docs = await this.canaries.find(filter, WITHOUT_BODY).sort({ createdAt: -1 }).toArray();
     return docs.map(toCanary);
   }
 
   async find(accountId: string, canaryId: string): Promise<Canary | null> {
-    const doc = await this.canaries.findOne({ _id: canaryId, accountId });
+    const doc = await this.canaries.findOne({ _id: canaryId, accountId }, WITHOUT_BODY);
     return doc && toCanary(doc);
+  }
+
+  /**
+   * A canary's artifact with its bytes: for the owner's download (`accountId`), or for the public
+   * route that serves it (`kind`: a web image). Null when there is none.
+   */
+  async artifact(
+    canaryId: string,
+    only: { accountId?: string; kind?: CanaryKind },
+  ): Promise<Artifact | null> {
+    const doc = await this.canaries.findOne(
+      { _id: canaryId, ...only },
+      { projection: { artifact: 1 } },
+    );
+    if (!doc?.artifact) return null;
+    const { filename, contentType, body } = doc.artifact;
+    return { filename, contentType, body: Buffer.from(body.buffer) };
   }
 
   /** Unscoped, and only the owner: for the 404-versus-403 answer when `find` finds nothing. */
@@ -95,7 +130,7 @@ export class CanariesRepository {
    * (a tripwire hit found by its token, the alert activities of the event it fired). Routes use `find`.
    */
   async findById(canaryId: string): Promise<Canary | null> {
-    const doc = await this.canaries.findOne({ _id: canaryId });
+    const doc = await this.canaries.findOne({ _id: canaryId }, WITHOUT_BODY);
     return doc && toCanary(doc);
   }
 

@@ -5,32 +5,52 @@ import { DomainError } from '../errors';
 import { callerAccountId, findOwned } from '../auth/caller';
 import { operationsFor } from '../http/operation';
 import type { CanariesRepository, Canary } from './canaries.repository';
-import { CANARY_KINDS, makeDecoy, type CanaryKind, type DecoySettings } from './decoys';
+import type { DecoySettings } from './decoys';
+import { CANARY_KINDS, KINDS, makeDecoy } from './kinds';
+
+/** Fields a planting request may add, and the kinds that take each (required where marked). */
+const PLANT_OPTIONS = {
+  redirect_url: { kinds: ['fast_redirect', 'slow_redirect'], required: true },
+  site_url: { kinds: ['cloned_website'], required: true },
+  image: { kinds: ['web_image'], required: false },
+} as const satisfies Record<string, { kinds: readonly string[]; required: boolean }>;
+
+/** Images a web_image canary serves, by their first bytes. */
+const IMAGE_SIGNATURES = ['iVBORw0KGgo', 'R0lGOD', '/9j/'];
+
+const httpUrl = z.url({ protocol: /^https?$/ }).max(2000);
 
 export const plantSchema = z
   .object({
     kind: z.enum(CANARY_KINDS),
     memo: z.string().trim().max(500).default(''),
     platform: z.string().trim().min(1).max(100).optional(),
+    redirect_url: httpUrl.optional(),
+    site_url: httpUrl.optional(),
+    image: z
+      .base64()
+      .max(140_000, 'at most 100 KB of image (140,000 base64 characters)')
+      .refine((image) => IMAGE_SIGNATURES.some((s) => image.startsWith(s)), {
+        message: 'must be a PNG, GIF or JPEG image, base64-encoded',
+      })
+      .optional(),
   })
-  .strict();
-
-const HOW_TO_USE: Record<CanaryKind, string> = {
-  api_key:
-    'Store it where a real key would live (an .env file, CI secrets, a config repository). It fires when sent to this service as X-API-Key, a bearer token or a password.',
-  aws_access_key:
-    'Plant the two files as ~/.aws/credentials and ~/.aws/config (or the pair alone where cloud credentials live). Any AWS CLI or SDK call made with that profile is sent, signed with this key id, to this service’s decoy AWS endpoint (the config’s endpoint_url) and fires; so does either half presented to this service as a key, a password or in an AWS Signature V4 header. It does not fire when the key is used against real AWS without that endpoint_url (for example copied into another machine’s profile): AWS never tells us.',
-  database_url:
-    'Leave it in a config file or secret store next to real connection strings. Connecting with it (psql, any Postgres driver) reaches this service’s decoy Postgres listener, which fires and answers an ordinary authentication failure; its password presented to this service fires too.',
-  url: 'Put the link where only an intruder would follow it (an internal wiki, a bookmarks file, a document). It fires when fetched; the fetcher sees an ordinary page.',
-  rag_marker:
-    'Embed it in a document (a footer or a reference line). It fires when it shows up again: in a shield inspection, a leak report, or presented as a credential.',
-  email:
-    'Plant the address where harvesters look. Mail to it fires; the delivering server is recorded as the mail server (the sender’s provider, not the attacker).',
-  dns: 'Put the hostname where a lookup means someone is using it (a config file, an internal URL, a hosts list; another canary may embed it). Any DNS lookup of it fires, even where outbound HTTP is blocked; the resolver that asked is recorded, not the attacker, whose address DNS does not reveal.',
-  kubeconfig:
-    'Save it as ~/.kube/config (or beside real kubeconfigs). Any kubectl or Kubernetes client request made with it reaches this service’s decoy Kubernetes API, fires and gets an ordinary 401. Its token presented to this service as a bearer token fires too.',
-};
+  .strict()
+  .superRefine((body, ctx) => {
+    for (const [field, rule] of Object.entries(PLANT_OPTIONS)) {
+      const given = body[field as keyof typeof PLANT_OPTIONS] !== undefined;
+      const takes = (rule.kinds as readonly string[]).includes(body.kind);
+      if (given && !takes) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [field],
+          message: `only for kind ${rule.kinds.join(' or ')}`,
+        });
+      } else if (!given && takes && rule.required) {
+        ctx.addIssue({ code: 'custom', path: [field], message: `required for kind ${body.kind}` });
+      }
+    }
+  });
 
 /** `secret` only for kinds that come as a pair (the cloud key's secret half). */
 export const canaryView = z
@@ -43,6 +63,12 @@ export const canaryView = z
     secret: z.string().optional(),
     /** Files to plant as they are (the cloud key's AWS profile). */
     files: z.array(z.object({ path: z.string(), content: z.string() })).optional(),
+    /** The file to plant, for the kinds that come as one: download it at `url`. */
+    artifact: z
+      .object({ filename: z.string(), content_type: z.string(), url: z.string() })
+      .optional(),
+    /** fast_redirect / slow_redirect: where a visitor is sent after the hit. */
+    redirect_url: z.string().optional(),
     how_to_use: z.string(),
     created_at: z.iso.datetime(),
     age_days: z.number().int(),
@@ -64,7 +90,15 @@ export function describeCanary(canary: Canary, now: Date): z.output<typeof canar
     value: canary.value,
     ...(canary.secret && { secret: canary.secret }),
     ...(canary.files && { files: canary.files }),
-    how_to_use: HOW_TO_USE[canary.kind],
+    ...(canary.artifact && {
+      artifact: {
+        filename: canary.artifact.filename,
+        content_type: canary.artifact.contentType,
+        url: `/api/canaries/${canary.id}/artifact`,
+      },
+    }),
+    ...(canary.redirectUrl && { redirect_url: canary.redirectUrl }),
+    how_to_use: KINDS[canary.kind].howToUse,
     created_at: canary.createdAt.toISOString(),
     age_days: Math.floor((now.getTime() - canary.createdAt.getTime()) / 86_400_000),
     retired_at: canary.retiredAt?.toISOString() ?? null,
@@ -111,7 +145,11 @@ export const canaryOperations = [
           memo: body.memo,
           platform: body.platform ?? null,
         },
-        makeDecoy(body.kind, decoys),
+        makeDecoy(body.kind, decoys, {
+          redirectUrl: body.redirect_url,
+          siteUrl: body.site_url,
+          image: body.image === undefined ? undefined : Buffer.from(body.image, 'base64'),
+        }),
         now,
       );
       return describeCanary(canary, now);
@@ -143,6 +181,31 @@ export const canaryOperations = [
     response: canaryView,
     handler: async ({ params, res }, { canaries, clock }) =>
       describeCanary(await owned(canaries, res, params.canary_id!), clock()),
+  }),
+  operation({
+    operationId: 'downloadCanaryArtifact',
+    method: 'get',
+    path: '/api/canaries/{canary_id}/artifact',
+    summary: "The canary's file to plant (document, image, dump, config…)",
+    description:
+      'The bytes of the file named by the canary’s `artifact`, with its content type and file name; 404 for kinds planted as text alone.',
+    auth: 'sessionOrApiKey',
+    success: {
+      status: 200,
+      description: 'The file, as an attachment',
+      contentType: 'application/octet-stream',
+    },
+    handler: async ({ params, res }, { canaries }) => {
+      const canary = await owned(canaries, res, params.canary_id!);
+      const artifact = await canaries.artifact(canary.id, { accountId: canary.accountId });
+      if (!artifact) throw new DomainError('not_found', `Canary ${canary.id} has no artifact`);
+      res
+        .status(200)
+        .type(artifact.contentType)
+        .attachment(artifact.filename)
+        .set('Cache-Control', 'private, no-store')
+        .send(artifact.body);
+    },
   }),
   /** Retires: the canary stops firing at once; its record and its threat events stay. */
   operation({

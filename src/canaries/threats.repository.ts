@@ -18,6 +18,7 @@ export const HIT_VIAS = [
   'postgres',
   'aws_api',
   'kubernetes_api',
+  'wireguard',
   'shield',
   'leak_report',
   'agent',

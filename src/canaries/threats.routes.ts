@@ -4,7 +4,7 @@ import { evidenceRefView } from '../evidence/evidence.service';
 import { callerAccountId } from '../auth/caller';
 import { operationsFor } from '../http/operation';
 import { cursorSchema, encodeCursor, limitSchema } from '../http/pagination';
-import { CANARY_KINDS } from './decoys';
+import { CANARY_KINDS } from './kinds';
 import {
   HIT_VIAS,
   type HitSource,

@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import express, { Router, type Express, type Request, type RequestHandler } from 'express';
+import { z } from 'zod';
 import type { RefusedCredential } from '../auth/api-key-auth';
 import { authorization } from '../auth/authorization';
 import { DomainError } from '../errors';
@@ -6,14 +8,26 @@ import { bind, mountOperations, operationsFor, type Auth } from '../http/operati
 import { requestIdOf } from '../http/request-id';
 import type { Logger } from '../logger';
 import { urlToken } from './decoys';
+import { TRANSPARENT_GIF } from './kinds/web-image';
 import { answerAwsCall } from './listeners/aws';
 import type { HttpAnswer, HttpCaller } from './listeners/http-answer';
 import { answerKubernetesCall, kubernetesStatusView } from './listeners/kubernetes';
+import type { CanariesRepository } from './canaries.repository';
 import type { Presenter, Tripwires } from './tripwires';
 
 /** What every `/r/<token>` answers, tripwire or not: an ordinary page that gives nothing away. */
 const ORDINARY_PAGE =
   '<!doctype html><html><head><meta charset="utf-8"><title>Document</title></head><body></body></html>';
+
+/**
+ * The slow redirect's script: what the browser tells about itself, then on to `go` (relative to
+ * the page's own path, so one script serves every token on every listener).
+ */
+const SLOW_REDIRECT_SCRIPT = `(function(){var n=navigator,d=["tz="+Intl.DateTimeFormat().resolvedOptions().timeZone,"lang="+n.language,"screen="+screen.width+"x"+screen.height,"platform="+n.platform,"cores="+n.hardwareConcurrency].join("; ");location.replace(location.pathname.replace(/\\/$/,"")+"/go?d="+encodeURIComponent(d));})();`;
+const slowRedirectPage = (token: string) =>
+  `<!doctype html><html><head><meta charset="utf-8"><title>Redirecting…</title><noscript><meta http-equiv="refresh" content="0;url=${encodeURIComponent(token)}/go"></noscript></head><body><script>${SLOW_REDIRECT_SCRIPT}</script></body></html>`;
+/** Only that script runs, whatever the listener's own policy. */
+const SLOW_REDIRECT_CSP = `default-src 'none'; script-src 'sha256-${createHash('sha256').update(SLOW_REDIRECT_SCRIPT).digest('base64')}'`;
 
 /** Who sent an HTTP request, in the plain values the tripwire listeners take. */
 export function httpCallerOf(req: Request): HttpCaller {
@@ -42,7 +56,13 @@ const NO_AUTHENTICATION: Record<Auth, RequestHandler[]> = {
 const send = (res: express.Response, answer: HttpAnswer) =>
   void res.status(answer.status).set(answer.headers).send(answer.body);
 
-const operation = operationsFor<Tripwires>('Tripwires');
+/** What the tripwire routes need: the one entry point for hits, and the canaries for what a hit answers (a redirect's destination, a web image). */
+export interface TripwireRouteDeps {
+  tripwires: Tripwires;
+  canaries: CanariesRepository;
+}
+
+const operation = operationsFor<TripwireRouteDeps>('Tripwires');
 
 /**
  * The tripwire traffic, mounted ahead of any credential check so that whatever headers come with
@@ -61,13 +81,122 @@ export const tripwireOperations = [
     auth: 'none',
     beforeKeyLayer: true,
     success: { status: 200, description: 'An ordinary page', contentType: 'text/html' },
-    handler: async ({ params, req, res }, tripwires) => {
+    handler: async ({ params, req, res }, { tripwires }) => {
       await tripwires.recordHit({
         secrets: [urlToken(params.token!)],
         via: 'url',
         ...presenterOf(req),
       });
       res.set('Cache-Control', 'no-store').type('html').send(ORDINARY_PAGE);
+    },
+  }),
+  operation({
+    operationId: 'followRedirectTripwire',
+    method: 'get',
+    path: '/f/{token}',
+    summary: 'Redirect tripwire: records the hit, then redirects to the destination its owner set',
+    description:
+      'A planted `fast_redirect` answers 302 to its `redirect_url`; any other token gets the ordinary page of `/r/<token>`, after the same lookup and one read of a canary either way.',
+    auth: 'none',
+    beforeKeyLayer: true,
+    success: {
+      status: 302,
+      description: 'The redirect (the ordinary page, 200, for other tokens)',
+      contentType: 'text/html',
+    },
+    handler: async ({ params, req, res }, deps) => {
+      const destination = await redirectFor(deps, params.token!, presenterOf(req));
+      res.set('Cache-Control', 'no-store');
+      if (destination) res.redirect(302, destination);
+      else res.type('html').send(ORDINARY_PAGE);
+    },
+  }),
+  operation({
+    operationId: 'openSlowRedirectTripwire',
+    method: 'get',
+    path: '/s/{token}',
+    summary: 'Slow redirect tripwire: a page whose script reads browser details, then follows on',
+    description:
+      'The same page for every token, planted or not, and no lookup: its script goes on to `/s/<token>/go` with what it read (without JavaScript, at once and without details).',
+    auth: 'none',
+    beforeKeyLayer: true,
+    success: { status: 200, description: 'The page', contentType: 'text/html' },
+    handler: ({ params, res }) => {
+      res
+        .set('Cache-Control', 'no-store')
+        .set('Content-Security-Policy', SLOW_REDIRECT_CSP)
+        .type('html')
+        .send(slowRedirectPage(params.token!));
+    },
+  }),
+  operation({
+    operationId: 'followSlowRedirectTripwire',
+    method: 'get',
+    path: '/s/{token}/go',
+    summary: 'Slow redirect tripwire: records the hit with the browser details, then redirects',
+    description:
+      'A planted `slow_redirect` answers 302 to its `redirect_url`; any other token gets the ordinary page of `/r/<token>`, after the same lookup and read. `d` (what the page read) follows the user agent in the recorded hit.',
+    auth: 'none',
+    beforeKeyLayer: true,
+    query: z.object({ d: z.string().max(400).optional() }).loose(),
+    success: {
+      status: 302,
+      description: 'The redirect (the ordinary page, 200, for other tokens)',
+      contentType: 'text/html',
+    },
+    handler: async ({ params, query, req, res }, deps) => {
+      const presenter = presenterOf(req);
+      const details = (query.d ?? '').replace(/[^\w\-/.+:=; ]/g, '').slice(0, 300);
+      if (details) presenter.client.userAgent = `${presenter.client.userAgent} [${details}]`;
+      const destination = await redirectFor(deps, params.token!, presenter);
+      res.set('Cache-Control', 'no-store');
+      if (destination) res.redirect(302, destination);
+      else res.type('html').send(ORDINARY_PAGE);
+    },
+  }),
+  operation({
+    operationId: 'fetchRepositoryTripwire',
+    method: 'get',
+    path: '/v/{token}/{path}',
+    expressPath: ['/v/:token', '/v/:token/{*rest}'],
+    anyMethod: true,
+    summary:
+      'Repository tripwire (an svn:externals URL; any method and path below the token): every request fires',
+    description:
+      'Every token, planted or not, gets the same 404, as a repository path that does not exist.',
+    auth: 'none',
+    beforeKeyLayer: true,
+    success: { status: 404, description: 'Not Found, for any token', contentType: 'text/plain' },
+    handler: async ({ params, req, res }, { tripwires }) => {
+      await tripwires.recordHit({
+        secrets: [urlToken(params.token!)],
+        via: 'url',
+        ...presenterOf(req),
+      });
+      res.status(404).set('Cache-Control', 'no-store').type('text').send('Not Found');
+    },
+  }),
+  operation({
+    operationId: 'loadImageTripwire',
+    method: 'get',
+    path: '/i/{token}',
+    summary: 'Web image tripwire: records the hit, then answers the image',
+    description:
+      'A planted `web_image` answers its image (the owner’s, or a 1×1 transparent GIF); any other token gets that GIF, after the same lookup and one read of a canary either way.',
+    auth: 'none',
+    beforeKeyLayer: true,
+    success: { status: 200, description: 'The image', contentType: 'image/gif' },
+    handler: async ({ params, req, res }, { tripwires, canaries }) => {
+      const canaryId = await tripwires.recordHit({
+        secrets: [urlToken(params.token!.replace(/\.(png|gif|jpe?g)$/i, ''))],
+        via: 'url',
+        ...presenterOf(req),
+      });
+      const image = await canaries.artifact(canaryId ?? NO_CANARY, { kind: 'web_image' });
+      res
+        .set('Cache-Control', 'no-store')
+        .type(image?.contentType ?? 'image/gif')
+        .send(image?.body ?? TRANSPARENT_GIF);
     },
   }),
   operation({
@@ -86,7 +215,7 @@ export const tripwireOperations = [
         'InvalidClientTokenId (S3: InvalidAccessKeyId), as AWS answers an unknown key, in the protocol the client speaks (query XML or JSON), canary or not',
       contentType: 'text/xml',
     },
-    handler: async ({ req, res }, tripwires) => {
+    handler: async ({ req, res }, { tripwires }) => {
       const credential = req.query['X-Amz-Credential'];
       const answer = await answerAwsCall(tripwires, {
         ...httpCallerOf(req),
@@ -109,7 +238,7 @@ export const tripwireOperations = [
     beforeKeyLayer: true,
     success: { status: 401, description: 'The API server’s Unauthorized Status, canary or not' },
     response: kubernetesStatusView,
-    handler: async ({ req, res }, tripwires) => {
+    handler: async ({ req, res }, { tripwires }) => {
       const answer = await answerKubernetesCall(tripwires, {
         ...httpCallerOf(req),
         authorization: req.get('authorization') ?? '',
@@ -119,10 +248,28 @@ export const tripwireOperations = [
   }),
 ];
 
+/** An id no canary has: an unknown token's answer costs the same read as a live one's. */
+const NO_CANARY = 'cnr_none';
+
+/** Records a redirect tripwire's hit; its destination, or null for any other token. */
+async function redirectFor(
+  { tripwires, canaries }: TripwireRouteDeps,
+  token: string,
+  presenter: Presenter,
+): Promise<string | null> {
+  const canaryId = await tripwires.recordHit({
+    secrets: [urlToken(token)],
+    via: 'url',
+    ...presenter,
+  });
+  const canary = await canaries.findById(canaryId ?? NO_CANARY);
+  return canary?.redirectUrl ?? null;
+}
+
 /** The tripwire operations alone, as a router (the public listener and the API both serve them). */
-export function tripwireRouter(tripwires: Tripwires): Router {
+export function tripwireRouter(deps: TripwireRouteDeps): Router {
   const router = Router();
-  mountOperations(router, bind(tripwireOperations, tripwires), NO_AUTHENTICATION);
+  mountOperations(router, bind(tripwireOperations, deps), NO_AUTHENTICATION);
   return router;
 }
 
@@ -132,14 +279,14 @@ export function tripwireRouter(tripwires: Tripwires): Router {
  * 503 with its `detail`, and any other failure a bare 500.
  */
 export function createTripwireApp(
-  tripwires: Tripwires,
+  deps: TripwireRouteDeps,
   trustProxy: boolean | number | string[],
   log: Logger,
 ): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', trustProxy);
-  app.use(tripwireRouter(tripwires));
+  app.use(tripwireRouter(deps));
   app.use((_req, res) => void res.status(404).type('text').send('Not Found'));
   app.use(((err, _req, res, _next) => {
     // A hit the journal could not write: refused, as the API refuses it (retry shortly).

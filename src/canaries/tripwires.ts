@@ -8,6 +8,7 @@ import { START_DEADLINE_MS, type Temporal } from '../temporal/client';
 import { signalThreatAlert } from '../alerts/alert-workflows';
 import type { CanariesRepository } from './canaries.repository';
 import { tokenDigest } from './decoys';
+import { hitPlatform } from './kinds';
 import { HitJournal, type Held, type JournalSettings } from './hit-journal';
 import type {
   HitSource,
@@ -75,13 +76,6 @@ interface TripwireDeps {
   log: Logger;
   settings: TripwireSettings;
   journal: JournalSettings;
-}
-
-/** What a client with no user agent is called; browsers by their family rather than "Mozilla". */
-export function platformOf(userAgent: string): string {
-  if (!userAgent) return 'unknown client';
-  if (userAgent.startsWith('Mozilla/')) return 'web browser';
-  return userAgent.split(/[/\s]/)[0]!.slice(0, 60);
 }
 
 /**
@@ -271,11 +265,7 @@ export class Tripwires {
       accountId: canary.accountId,
       canaryId: canary.id,
       canaryKind: canary.kind,
-      platform:
-        canary.platform ??
-        (canary.kind === 'email' || canary.kind === 'dns'
-          ? canary.kind
-          : platformOf(first.source.userAgent)),
+      platform: canary.platform ?? hitPlatform(canary.kind, first.source),
       source: first.source,
       firstHitAt: first.at,
       lastHitAt: first.at,

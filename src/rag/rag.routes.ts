@@ -1,7 +1,8 @@
 import type { RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import type { CanariesRepository } from '../canaries/canaries.repository';
-import { makeDecoy, RAG_MARKER_PATTERN, type DecoySettings } from '../canaries/decoys';
+import { RAG_MARKER_PATTERN, type DecoySettings } from '../canaries/decoys';
+import { makeDecoy } from '../canaries/kinds';
 import type { EvidenceBoundRemoval } from '../canaries/evidence-bound-removal';
 import { HIT_VIAS, type ThreatsRepository } from '../canaries/threats.repository';
 import { presenterOf } from '../canaries/tripwire.routes';

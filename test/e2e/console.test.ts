@@ -243,6 +243,24 @@ describe('the web console', () => {
     );
   });
 
+  it('plants a redirect link with its destination and downloads a canary’s file', async () => {
+    await page.getByLabel('Kind').selectOption('fast_redirect');
+    await page.getByLabel('Redirect to').fill('https://intranet.example/wiki');
+    await page.getByRole('button', { name: 'Plant canary' }).click();
+    await page.getByText('Redirects to https://intranet.example/wiki').waitFor();
+
+    await page.getByLabel('Kind').selectOption('qr_code');
+    await expect(page.getByLabel('Redirect to').count()).resolves.toBe(0);
+    await page.getByRole('button', { name: 'Plant canary' }).click();
+    const [file] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download qr-code.png' }).first().click(),
+    ]);
+    expect(file.suggestedFilename()).toBe('qr-code.png');
+    const bytes = readFileSync(await file.path());
+    expect(bytes.subarray(1, 4).toString()).toBe('PNG');
+  });
+
   it('browses the evidence log, sees the chain intact, and verifies a record', async () => {
     await open('Evidence log');
     await expect(page.getByTestId('chain').textContent()).resolves.toMatch(

@@ -58,7 +58,7 @@ beforeAll(async () => {
       DNS_ANSWER_IPV4: '192.0.2.10',
     }),
   });
-  listeners = await startPublicListeners(t.config, t.tripwires, testLogger(t.config));
+  listeners = await startPublicListeners(t.config, t, testLogger(t.config));
   worker = await startTestWorker(t.mongo.db, t.config.TEMPORAL_TASK_QUEUE);
   receiver = await Receiver.start();
   accounts = canaryAccounts(t.app, receiver);

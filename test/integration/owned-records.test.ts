@@ -6,7 +6,8 @@
 import { AgentsRepository } from '../../src/agent/agents.repository';
 import { ChannelsRepository } from '../../src/alerts/channels.repository';
 import { CanariesRepository } from '../../src/canaries/canaries.repository';
-import { makeDecoy, type DecoySettings } from '../../src/canaries/decoys';
+import type { DecoySettings } from '../../src/canaries/decoys';
+import { makeDecoy } from '../../src/canaries/kinds';
 import { ALL_INDEXES } from '../../src/db/indexes';
 import { connectMongo, ensureIndexes, type Database } from '../../src/db/mongo';
 import { TrapsRepository } from '../../src/honeypot/traps.repository';

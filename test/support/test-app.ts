@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { Express } from 'express';
 import pino from 'pino';
 import { createApp } from '../../src/app';
+import type { CanariesRepository } from '../../src/canaries/canaries.repository';
 import type { Tripwires } from '../../src/canaries/tripwires';
 import type { Clock } from '../../src/clock';
 import { loadConfig, type Config } from '../../src/config';
@@ -26,6 +27,8 @@ export interface TestApp {
   appMongo: Database;
   temporal: Temporal;
   tripwires: Tripwires;
+  /** The app's canaries (the public tripwire listener reads redirects and web images from them). */
+  canaries: CanariesRepository;
   /** Not running: tests call its passes. */
   reconciler: StartReconciler;
   /** The evidence log's checkpoints, and the key that signs them (the test's own). */
@@ -78,7 +81,7 @@ export async function createTestApp(
   });
   await ensureIndexes(mongo.db, ALL_INDEXES);
   const temporal = createTemporal(config);
-  const { app, flush, tripwires, checkpoints, reconciler } = createApp({
+  const { app, flush, tripwires, canaries, checkpoints, reconciler } = createApp({
     config,
     logger: testLogger(config),
     mongo: appMongo,
@@ -98,6 +101,7 @@ export async function createTestApp(
     appMongo,
     temporal,
     tripwires,
+    canaries,
     reconciler,
     checkpoints,
     signer,

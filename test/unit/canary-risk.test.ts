@@ -1,6 +1,6 @@
-import { CANARY_KINDS, makeDecoy, tokenDigest } from '../../src/canaries/decoys';
+import { tokenDigest } from '../../src/canaries/decoys';
+import { CANARY_KINDS, makeDecoy, platformOf } from '../../src/canaries/kinds';
 import { assessRisk, interpret, type RiskInput } from '../../src/alerts/risk';
-import { platformOf } from '../../src/canaries/tripwires';
 import { parseApiKey } from '../../src/keys/api-key-format';
 
 const settings = {
@@ -9,6 +9,7 @@ const settings = {
   dnsDomain: 'canary.example.com',
   publicHost: 'tripwire.example.com',
   postgresPort: 15432,
+  wireguard: { publicKey: 'HIgo9xNzJMWLKASShiTqIybxZ0U3wGLiUeJ1PKf8ykw=', port: 51820 },
 };
 
 describe('decoys', () => {
@@ -20,7 +21,11 @@ describe('decoys', () => {
 
   it('when each kind is made twice, then values differ and every token is distinct', () => {
     for (const kind of CANARY_KINDS) {
-      const [a, b] = [makeDecoy(kind, settings), makeDecoy(kind, settings)];
+      const options = {
+        redirectUrl: 'https://intranet.example/',
+        siteUrl: 'https://login.example',
+      };
+      const [a, b] = [makeDecoy(kind, settings, options), makeDecoy(kind, settings, options)];
       expect(a.value).not.toBe(b.value);
       expect(new Set([...a.tokens, ...b.tokens].map(tokenDigest)).size).toBe(
         a.tokens.length + b.tokens.length,
@@ -52,6 +57,15 @@ describe('decoys', () => {
       content: `[default]\naws_access_key_id = ${aws.value}\naws_secret_access_key = ${aws.secret}\n`,
     });
     expect(config!.content).toContain('endpoint_url = https://svc.example.com/aws\n');
+  });
+
+  it('when a WireGuard config is asked for without the decoy endpoint configured, then it is refused', () => {
+    expect(() => makeDecoy('wireguard', { ...settings, wireguard: undefined })).toThrow(
+      expect.objectContaining({
+        kind: 'conflict',
+        detail: expect.stringContaining('WIREGUARD_PRIVATE_KEY'),
+      }),
+    );
   });
 
   it('when a kubeconfig is made, then its cluster is the decoy API and its token fires', () => {

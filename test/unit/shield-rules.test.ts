@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { emailToken, makeDecoy, urlToken } from '../../src/canaries/decoys';
+import { emailToken, urlToken } from '../../src/canaries/decoys';
+import { makeDecoy } from '../../src/canaries/kinds';
 import { generateApiKey } from '../../src/keys/api-key-format';
 import {
   credentialCandidates,

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { api } from '../api';
+import { api, download } from '../api';
 import type { Canary, CanaryKind, CanaryList } from '../types';
 import {
   ConfirmButton,
@@ -20,27 +20,58 @@ const KINDS: Record<CanaryKind, string> = {
   email: 'Email address',
   dns: 'DNS hostname',
   kubeconfig: 'Kubeconfig',
+  fast_redirect: 'Redirect link',
+  web_image: 'Web image',
+  qr_code: 'QR code',
+  word_document: 'Word document',
+  excel_document: 'Excel workbook',
+  pdf_document: 'PDF document',
+  windows_folder: 'Windows folder',
+  sensitive_command: 'Watched Windows command',
+  mysql_dump: 'MySQL dump',
+  log4shell: 'Log4Shell string',
+  wireguard: 'WireGuard VPN config',
+  cloned_website: 'Cloned website snippet',
+  svn: 'Subversion repository dump',
+  slow_redirect: 'Redirect link, with browser details',
 };
+
+/** The kinds that need a destination to send visitors on to. */
+const REDIRECTS: readonly string[] = ['fast_redirect', 'slow_redirect'];
+
+/** A chosen image file as the API takes it: base64 without the data URL's prefix. */
+async function base64Of(file: File): Promise<string> {
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  let binary = '';
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary);
+}
 
 /** Canaries: plant one of each kind, see its value and how to use it, retire it. */
 export function CanariesView() {
   const canaries = useLoad(() => api<CanaryList>('GET', '/api/canaries'));
   const planting = useAction();
   const [planted, setPlanted] = useState<Canary | null>(null);
+  const [kind, setKind] = useState<string>('api_key');
 
   const plant = (event: Event) => {
     event.preventDefault();
     const form = event.currentTarget as HTMLFormElement;
-    const { kind, memo = '', platform = '' } = formValues(form);
+    const { memo = '', platform = '', redirect_url = '', site_url = '' } = formValues(form);
+    const image = (form.elements.namedItem('image') as HTMLInputElement | null)?.files?.[0];
     void planting.run(async () => {
       setPlanted(
         await api<Canary>('POST', '/api/canaries', {
           kind,
           memo,
           ...(platform.trim() && { platform: platform.trim() }),
+          ...(REDIRECTS.includes(kind) && { redirect_url: redirect_url.trim() }),
+          ...(kind === 'cloned_website' && { site_url: site_url.trim() }),
+          ...(kind === 'web_image' && image && { image: await base64Of(image) }),
         }),
       );
       form.reset();
+      setKind('api_key');
       await canaries.reload();
     });
   };
@@ -60,7 +91,7 @@ export function CanariesView() {
       <h2>Plant a canary</h2>
       <form onSubmit={plant}>
         <Field label="Kind">
-          <select name="kind">
+          <select name="kind" value={kind} onChange={(event) => setKind(event.currentTarget.value)}>
             {Object.entries(KINDS).map(([value, name]) => (
               <option key={value} value={value}>
                 {name}
@@ -74,6 +105,27 @@ export function CanariesView() {
         >
           <input name="memo" maxLength={500} />
         </Field>
+        {REDIRECTS.includes(kind) && (
+          <Field label="Redirect to" hint="Where a visitor is sent on to after the hit.">
+            <input name="redirect_url" type="url" required placeholder="https://intranet.example" />
+          </Field>
+        )}
+        {kind === 'cloned_website' && (
+          <Field
+            label="Your site"
+            hint="The origin the page belongs on; served anywhere else, it fires."
+          >
+            <input name="site_url" type="url" required placeholder="https://login.example.com" />
+          </Field>
+        )}
+        {kind === 'web_image' && (
+          <Field
+            label="Image (optional)"
+            hint="PNG, GIF or JPEG, at most 100 KB; a 1×1 transparent GIF when none."
+          >
+            <input name="image" type="file" accept="image/png,image/gif,image/jpeg" />
+          </Field>
+        )}
         <Field label="Platform (optional)">
           <input name="platform" maxLength={100} placeholder="github" />
         </Field>
@@ -111,6 +163,25 @@ export function CanariesView() {
               <p class="secret">
                 Secret: <code>{canary.secret}</code>{' '}
                 <CopyButton text={canary.secret} label="Copy secret" />
+              </p>
+            )}
+            {canary.artifact && (
+              <p>
+                <button
+                  type="button"
+                  onClick={() =>
+                    void planting.run(() =>
+                      download(canary.artifact!.url, canary.artifact!.filename),
+                    )
+                  }
+                >
+                  Download {canary.artifact.filename}
+                </button>
+              </p>
+            )}
+            {canary.redirect_url && (
+              <p class="muted">
+                Redirects to <code>{canary.redirect_url}</code>
               </p>
             )}
             {canary.files?.map((file) => (

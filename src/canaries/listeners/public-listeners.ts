@@ -2,11 +2,11 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../../config';
 import type { Logger } from '../../logger';
-import { createTripwireApp } from '../tripwire.routes';
-import type { Tripwires } from '../tripwires';
+import { createTripwireApp, type TripwireRouteDeps } from '../tripwire.routes';
 import { startDnsListener } from './dns';
 import { startPostgresListener } from './postgres';
 import { startDecoyMailServer } from './smtp';
+import { startWireguardListener } from './wireguard';
 
 interface Started {
   name: PublicListenerName;
@@ -14,7 +14,7 @@ interface Started {
   close(): Promise<void>;
 }
 
-export type PublicListenerName = 'mail' | 'tripwire' | 'dns' | 'postgres';
+export type PublicListenerName = 'mail' | 'tripwire' | 'dns' | 'postgres' | 'wireguard';
 
 export interface PublicListeners {
   /** The port each started listener is on (a configured 0 becomes the port it got). */
@@ -24,20 +24,22 @@ export interface PublicListeners {
 
 /**
  * Every listener attackers reach, apart from the API: decoy mail always; the tripwire HTTP
- * listener, DNS and Postgres when their ports are set. All on TRIPWIRE_HOST (default HOST), so an
- * operator can expose these and keep the API, console, /metrics and /docs internal.
+ * listener, DNS, Postgres and WireGuard when their ports are set (WireGuard also needs its key).
+ * All on TRIPWIRE_HOST (default HOST), so an operator can expose these and keep the API, console,
+ * /metrics and /docs internal.
  */
 export async function startPublicListeners(
   config: Config,
-  tripwires: Tripwires,
+  deps: TripwireRouteDeps,
   log: Logger,
 ): Promise<PublicListeners> {
+  const { tripwires } = deps;
   const host = config.TRIPWIRE_HOST ?? config.HOST;
   const started: Started[] = [];
   const mail = await startDecoyMailServer({ host, port: config.DECOY_SMTP_PORT, tripwires, log });
   started.push({ name: 'mail', ...mail });
   if (config.TRIPWIRE_PORT !== undefined) {
-    const server = createTripwireApp(tripwires, config.TRUST_PROXY, log).listen(
+    const server = createTripwireApp(deps, config.TRUST_PROXY, log).listen(
       config.TRIPWIRE_PORT,
       host,
     );
@@ -61,6 +63,16 @@ export async function startPublicListeners(
       log,
     });
     started.push({ name: 'postgres', ...pg });
+  }
+  if (config.WIREGUARD_PORT !== undefined && config.WIREGUARD_PRIVATE_KEY) {
+    const wireguard = await startWireguardListener({
+      host,
+      port: config.WIREGUARD_PORT,
+      privateKey: config.WIREGUARD_PRIVATE_KEY,
+      tripwires,
+      log,
+    });
+    started.push({ name: 'wireguard', ...wireguard });
   }
   for (const { name, port } of started) log.info({ host, port }, `public ${name} listener up`);
   return {
