@@ -139,6 +139,9 @@ export interface LocalMongo extends Service {
   process: ManagedProcess;
 }
 
+/** The embedded server's maximum Java heap, in MB. */
+export const EMBEDDED_MONGO_HEAP_MB = 256;
+
 /** `mongod` when it is on PATH, else the embedded server; data in `dataDir`, on loopback. */
 export async function startLocalMongo({
   dataDir,
@@ -158,7 +161,10 @@ export async function startLocalMongo({
   } else {
     const { classpath, mainClass } = await ensureMongoServer(log);
     // The serial collector: one database thread does the work, and these machines have few cores.
-    const args = ['-XX:+UseSerialGC', '-cp', classpath, mainClass, '--dbpath', folder];
+    // An explicit heap: the store keeps a 64 MB page cache and its indexes on disk, so the heap
+    // does not grow with the data (see docs/architecture.md, Database).
+    const heap = ['-Xms64m', `-Xmx${EMBEDDED_MONGO_HEAP_MB}m`];
+    const args = ['-XX:+UseSerialGC', ...heap, '-cp', classpath, mainClass, '--dbpath', folder];
     proc = spawnManaged('java', [...args, '--port', String(port)], { onLine });
   }
   const name = useMongod ? 'mongod' : 'embedded MongoDB server';
