@@ -5,7 +5,7 @@
  * on a free port, fsync on, one commit per statement, over loopback TCP.
  *
  *   npm run bench:database -- [--sizes 1000,10000,100000] [--writes 20000] [--reads 1000]
- *                             [--idle 15] [--data-dir .data/bench-database]
+ *                             [--idle 15] [--soak 0] [--data-dir .data/bench-database]
  *
  * 1. Writes: `--writes` single inserts of 275-byte documents (random `_id`s), then one `$inc` of
  *    each, every one acknowledged only once on disk (`j: true`; PostgreSQL: a synced commit). The
@@ -16,6 +16,10 @@
  * 3. Reads, alternating call by call between the smallest and the largest size: by `_id` and by a
  *    secondary index (`account`, `seq`), each drawn uniformly from the whole collection, and the
  *    hot case (the same document again and again) as a second row.
+ *
+ * 4. With `--soak N`: N minutes of the service's mix at 25 requests/s (each a session read, a meter
+ *    counter `$inc` and a `j: true` evidence append), the store file and the server's resident
+ *    memory once a minute, against the documents' BSON bytes.
  *
  * The largest size is the one the flatness goal is about: `--sizes 1000,100000,1000000` fills
  * 1,000,000 documents once (minutes) and keeps them in the data folder for later runs.
@@ -37,6 +41,7 @@ const { values } = parseArgs({
     writes: { type: 'string', default: '20000' },
     reads: { type: 'string', default: '1000' },
     idle: { type: 'string', default: '15' },
+    soak: { type: 'string', default: '0' },
     'data-dir': { type: 'string', default: '.data/bench-database' },
   },
   strict: true,
@@ -45,6 +50,7 @@ const SIZES = values.sizes.split(',').map(Number);
 const WRITES = Number(values.writes);
 const READS = Number(values.reads);
 const IDLE_S = Number(values.idle);
+const SOAK_MINUTES = Number(values.soak);
 const PG_BIN = '/usr/lib/postgresql/15/bin';
 
 interface Doc {
@@ -266,6 +272,52 @@ async function writes(mongo: Mongo, pg: Client): Promise<string[]> {
 
 let mongoName = 'embedded server';
 
+const residentBytes = (pid: number) =>
+  1024 * Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
+
+async function soak(folder: string): Promise<string[]> {
+  await rm(folder, { recursive: true, force: true });
+  const mongo = await startMongo(folder);
+  const db = mongo.client.db('bench');
+  const sessions = db.collection<Doc>('sessions');
+  const counters = db.collection<{ _id: string; n: number }>('counters');
+  const evidence = db.collection<Doc>('evidence');
+  await sessions.insertMany(Array.from({ length: 1000 }, (_, i) => doc(i, idOf(i))));
+  const fixedBytes = 1000 * BSON.calculateObjectSize(doc(0, idOf(0))) + 1000 * 40;
+  const pid = mongo.server.process.child.pid!;
+  const rows = [
+    `| Soak: 25 requests/s of the service's mix | ${Array.from({ length: SOAK_MINUTES + 1 }, (_, m) => `${m} min`).join(' | ')} |`,
+    `|---|${Array.from({ length: SOAK_MINUTES + 1 }, () => '---:').join('|')}|`,
+  ];
+  const samples = { file: [] as string[], data: [] as string[], rss: [] as string[] };
+  const takeSample = async (appended: number) => {
+    samples.file.push(mb(await folderBytes(folder)));
+    samples.data.push(mb(fixedBytes + appended * BSON.calculateObjectSize(doc(0, idOf(0)))));
+    samples.rss.push(mb(residentBytes(pid)));
+  };
+  const started = Date.now();
+  let n = 0;
+  await takeSample(0);
+  while (Date.now() - started < SOAK_MINUTES * 60_000) {
+    const tick = Date.now();
+    await Promise.all([
+      sessions.findOne({ _id: idOf(randomInt(1000)) }),
+      counters.updateOne({ _id: `c${n % 1000}` }, { $inc: { n: 1 } }, { upsert: true }),
+      evidence.insertOne(doc(n, `e${String(n).padStart(12, '0')}`), DURABLE),
+    ]);
+    n++;
+    if (Date.now() - started >= samples.file.length * 60_000) await takeSample(n);
+    await new Promise((r) => setTimeout(r, Math.max(0, 40 - (Date.now() - tick))));
+  }
+  await stopMongo(mongo);
+  rows.push(
+    `| store file, MB | ${samples.file.join(' | ')} |`,
+    `| documents (BSON), MB | ${samples.data.join(' | ')} |`,
+    `| server resident memory, MB | ${samples.rss.join(' | ')} |`,
+  );
+  return rows;
+}
+
 async function fillMongo(folder: string, size: number): Promise<void> {
   const mongo = await startMongo(folder).catch(() => null);
   if (!mongo) throw new Error(`could not open ${folder}`);
@@ -406,11 +458,7 @@ async function main(): Promise<void> {
     const open: Record<number, { mongo: number; pg: number; rss: number }> = {};
     for (const size of SIZES) {
       const mongo = await startMongo(folderOf(size));
-      const rss = Number(
-        /VmRSS:\s+(\d+)/.exec(
-          readFileSync(`/proc/${mongo.server.process.child.pid}/status`, 'utf8'),
-        )![1],
-      );
+      const rss = residentBytes(mongo.server.process.child.pid!);
       await stopMongo(mongo);
       await pgClient.end();
       pg.stop();
@@ -418,7 +466,7 @@ async function main(): Promise<void> {
       const started = performance.now();
       pgClient = await pg.connect();
       await pgReads(pgClient, size)['by _id, uniform']!(0);
-      open[size] = { mongo: mongo.openMs, pg: pgMs + performance.now() - started, rss: rss * 1024 };
+      open[size] = { mongo: mongo.openMs, pg: pgMs + performance.now() - started, rss };
     }
     lines.push(
       `| Start to first answered read | ${SIZES.map((s) => s.toLocaleString('en')).join(' | ')} |`,
@@ -462,6 +510,7 @@ async function main(): Promise<void> {
       await stopMongo(large);
     }
     await pgClient.end();
+    if (SOAK_MINUTES > 0) lines.push('', ...(await soak(join(dataDir, 'soak'))));
   } finally {
     try {
       pg.stop();
