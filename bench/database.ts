@@ -93,7 +93,6 @@ async function startMongo(folder: string): Promise<Mongo & { openMs: number }> {
     dataDir: folder,
     port: await freePort(),
     log: (line) => process.env.BENCH_SERVER_LOGS && console.log(line),
-    readyWithinMs: 900_000,
   });
   const client = await MongoClient.connect(server.address);
   const docs = client.db('bench').collection<Doc>('docs');

@@ -123,7 +123,7 @@ export interface MongoOptions {
   dataDir: string;
   port: number;
   log: Log;
-  /** How long the server may take to open its data (indexes are rebuilt at start); 180 s unless set. */
+  /** How long the server may take to start and open its data; 180 s unless set. */
   readyWithinMs?: number;
 }
 
@@ -168,7 +168,6 @@ export async function startLocalMongo({
     proc = spawnManaged('java', [...args, '--port', String(port)], { onLine });
   }
   const name = useMongod ? 'mongod' : 'embedded MongoDB server';
-  // Indexes are rebuilt at start, so a large data folder takes a while to open.
   await waitUntil(name, proc, () => portOpen(port), readyWithinMs);
   return {
     address: `mongodb://127.0.0.1:${port}/`,
