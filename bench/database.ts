@@ -308,6 +308,7 @@ async function soak(folder: string): Promise<string[]> {
     if (Date.now() - started >= samples.file.length * 60_000) await takeSample(n);
     await new Promise((r) => setTimeout(r, Math.max(0, 40 - (Date.now() - tick))));
   }
+  if (samples.file.length <= SOAK_MINUTES) await takeSample(n);
   await stopMongo(mongo);
   rows.push(
     `| store file, MB | ${samples.file.join(' | ')} |`,
@@ -504,6 +505,11 @@ async function main(): Promise<void> {
           );
         }
       }
+      lines.push(
+        '',
+        `Server resident memory after the reads: ${mb(residentBytes(small.server.process.child.pid!))} MB at ${n(smallest)}, ` +
+          `${mb(residentBytes(large.server.process.child.pid!))} MB at ${n(largest)}.`,
+      );
     } finally {
       await stopMongo(small);
       await stopMongo(large);
