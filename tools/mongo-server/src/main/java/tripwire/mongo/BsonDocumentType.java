@@ -1,6 +1,8 @@
 package tripwire.mongo;
 
 import java.nio.ByteBuffer;
+import java.util.Collection;
+import java.util.Map;
 
 import org.h2.mvstore.WriteBuffer;
 import org.h2.mvstore.type.BasicDataType;
@@ -25,9 +27,31 @@ final class BsonDocumentType extends BasicDataType<Document> {
 
     private final ObjectDataType javaSerialised = new ObjectDataType();
 
+    /** The heap a decoded document takes, roughly: what bounds the page cache, in the heap's terms. */
     @Override
     public int getMemory(Document document) {
-        return 128 + 64 * document.size();
+        return memory(document);
+    }
+
+    private static int memory(Object value) {
+        if (value instanceof Map<?, ?> map) {
+            int bytes = 64;
+            for (Map.Entry<?, ?> entry : map.entrySet()) {
+                bytes += 48 + memory(entry.getKey()) + memory(entry.getValue());
+            }
+            return bytes;
+        }
+        if (value instanceof Collection<?> values) {
+            int bytes = 48;
+            for (Object item : values) {
+                bytes += 8 + memory(item);
+            }
+            return bytes;
+        }
+        if (value instanceof String text) {
+            return 48 + text.length();
+        }
+        return 24;
     }
 
     @Override
