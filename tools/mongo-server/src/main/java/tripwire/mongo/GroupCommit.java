@@ -141,7 +141,16 @@ final class GroupCommit {
         }
     }
 
+    /**
+     * Lets a running sync or compaction finish: interrupting a thread in file I/O would close the
+     * store's file channel under it.
+     */
     void close() {
-        timer.shutdownNow();
+        timer.shutdown();
+        try {
+            timer.awaitTermination(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 }
