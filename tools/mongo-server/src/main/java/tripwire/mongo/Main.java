@@ -49,7 +49,7 @@ public final class Main {
             .open();
         // Chunks no longer live are written over once older than this (MVStore's default, 45 s, kept
         // every chunk of a busy minute, hundreds of MB); every change is synced within
-        // SYNC_EVERY_MS, so a chunk's replacement is always on disk before the chunk is reused.
+        // GroupCommit.SYNC_EVERY_MS, so a chunk's replacement is on disk before the chunk is reused.
         store.setRetentionTime(RETENTION_MS);
         // Nothing reads old versions but a running command, which pins the one it reads, so a
         // chunk is free once no version in use needs it (MVStore keeps 5 unless told; H2 keeps 0).
