@@ -15,8 +15,9 @@ import io.netty.channel.Channel;
 /**
  * The H2 backend with what the service relies on and the library leaves out:
  * <ul>
- * <li>a write sent with `j: true` or `w: "majority"` is synced to disk before it is acknowledged
- * (see {@link GroupCommit}), and `serverStatus` counts the syncs (`tripwireStore.syncs`);</li>
+ * <li>a write is in the store file before it is acknowledged, so a killed server keeps it, and one
+ * sent with `j: true` or `w: "majority"` is synced to disk too (see {@link GroupCommit});
+ * `serverStatus` counts the syncs (`tripwireStore.syncs`);</li>
  * <li>an insert with duplicate keys reports how many documents went in (the library reports all
  * of them, while its per-document errors are right);</li>
  * <li>the `tripwireScans` command lists queries that no index served (see {@link ScanLog});</li>
@@ -69,6 +70,8 @@ final class DurableBackend extends H2Backend {
         }
         if (durable(query) || command.equalsIgnoreCase("fsync")) {
             commits.sync(commits.version());
+        } else {
+            commits.write();
         }
         if (command.equalsIgnoreCase("serverStatus")) {
             response.put("tripwireStore", new Document("syncs", commits.syncs())

@@ -9,12 +9,13 @@ import org.h2.mvstore.MVStore;
 import org.h2.mvstore.RandomAccessStore;
 
 /**
- * The one way writes reach the disk. MVStore's own background thread commits what changed every
- * {@link #COMMIT_EVERY_MS} (no sync), as MongoDB answers a plain write before its journal is
- * flushed; a write that asks for `j: true` or `w: "majority"` is answered only after
- * {@link #sync} has committed and fsync'd it, and writers waiting at once share one sync. A sync
- * also runs every {@link #SYNC_EVERY_MS} while anything changed, which bounds what a power loss
- * can take and keeps every overwritten chunk's replacement on disk first (see {@link Main}).
+ * The one way writes reach the disk. Every write command is committed to the store file before it
+ * is answered ({@link #write}), so a killed server keeps what it acknowledged; a write that asks
+ * for `j: true` or `w: "majority"` is answered only after {@link #sync} has also fsync'd it, and
+ * writers waiting at once share one sync. A sync also runs every {@link #SYNC_EVERY_MS} while
+ * anything changed, which bounds what a power loss can take and keeps every overwritten chunk's
+ * replacement on disk first (see {@link Main}). MVStore's own background thread commits every
+ * {@link #COMMIT_EVERY_MS} whatever else changed (compaction's rewrites).
  */
 final class GroupCommit {
 
@@ -66,6 +67,13 @@ final class GroupCommit {
         store.executeFilestoreOperation(() -> store.getFileStore().sync());
         syncedBelow = committedBelow;
         syncs++;
+    }
+
+    /** Writes what changed to the store file (the OS's cache), without waiting for the disk. */
+    void write() {
+        if (store.hasUnsavedChanges()) {
+            store.commit();
+        }
     }
 
     synchronized long syncs() {
