@@ -1,270 +1,529 @@
 /**
- * The service's hot database operations, through its own repositories, on a nearly empty database
- * and on a large one, call by call alternately on the same server: the ratio of the medians, large /
- * small, says whether each is served from an index (about 1) or scans (grows with the data).
+ * The store under the service, measured from outside with the plain `mongodb` driver against the
+ * local server `tools/stack.ts` starts (the embedded MongoDB-wire server, or `mongod` when on PATH),
+ * and PostgreSQL 15 as the reference on the same operations in the same run: a throw-away cluster
+ * on a free port, fsync on, one commit per statement, over loopback TCP.
  *
- *   npm run bench:database -- [--evidence 1000000] [--others 100000] [--small 1000] [--ops 300]
- *                             [--rounds 3] [--data-dir .data/bench-database]
+ *   npm run bench:database -- [--sizes 1000,10000,100000] [--writes 20000] [--reads 1000]
+ *                             [--idle 15] [--soak 0] [--data-dir .data/bench-database]
  *
- * The large database is filled once (minutes at 1,000,000 records, with progress) and kept in the
- * data folder, so later runs start measuring at once. MONGODB_URI measures another server instead.
+ * 1. Writes: `--writes` single inserts of 275-byte documents (random `_id`s), then one `$inc` of
+ *    each, every one acknowledged only once on disk (`j: true`; PostgreSQL: a synced commit). The
+ *    store's size after each phase and after `--idle` seconds without writes, against the logical
+ *    data (the documents' BSON bytes), and the bytes the server process wrote to the disk per call.
+ * 2. Open: each size's data in a folder of its own (filled once and kept), the server started
+ *    again: time from the start to the first answered read.
+ * 3. Reads, alternating call by call between the smallest and the largest size: by `_id` and by a
+ *    secondary index (`account`, `seq`), each drawn uniformly from the whole collection, and the
+ *    hot case (the same document again and again) as a second row.
+ *
+ * 4. With `--soak N`: N minutes of the service's mix at 25 requests/s (each a session read, a meter
+ *    counter `$inc` and a `j: true` evidence append), the store file and the server's resident
+ *    memory once a minute, against the documents' BSON bytes.
+ *
+ * The largest size is the one the flatness goal is about: `--sizes 1000,100000,1000000` fills
+ * 1,000,000 documents once (minutes) and keeps them in the data folder for later runs.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { randomBytes, randomInt } from 'node:crypto';
+import { chownSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { Db, Document } from 'mongodb';
-import { SessionsRepository } from '../src/accounts/sessions.repository';
-import { CanariesRepository } from '../src/canaries/canaries.repository';
-import { ThreatsRepository } from '../src/canaries/threats.repository';
-import { ALL_INDEXES } from '../src/db/indexes';
-import { connectMongo, ensureIndexes } from '../src/db/mongo';
-import { EvidenceLog } from '../src/evidence/log/evidence-log';
-import { EvidenceRepository } from '../src/evidence/evidence.repository';
-import { EvidenceService } from '../src/evidence/evidence.service';
-import { EvidenceStore } from '../src/evidence/evidence.store';
-import { generateSigner } from '../src/evidence/log/signed-note';
-import { ApiKeysRepository, type ApiKey } from '../src/keys/api-keys.repository';
-import { MongoCounterStore } from '../src/metering/counters.repository';
-import { freePort, provideMongo } from '../tools/stack';
+import { BSON, MongoClient } from 'mongodb';
+import { Client } from 'pg';
+import { freePort, startLocalMongo, type LocalMongo } from '../tools/stack';
 
 const { values } = parseArgs({
   options: {
-    evidence: { type: 'string', default: '1000000' },
-    others: { type: 'string', default: '100000' },
-    small: { type: 'string', default: '1000' },
-    ops: { type: 'string', default: '300' },
-    rounds: { type: 'string', default: '3' },
+    sizes: { type: 'string', default: '1000,10000,100000' },
+    writes: { type: 'string', default: '20000' },
+    reads: { type: 'string', default: '1000' },
+    idle: { type: 'string', default: '15' },
+    soak: { type: 'string', default: '0' },
     'data-dir': { type: 'string', default: '.data/bench-database' },
   },
   strict: true,
 });
-const OPS = Number(values.ops);
-const ROUNDS = Number(values.rounds);
+const SIZES = values.sizes.split(',').map(Number);
+const WRITES = Number(values.writes);
+const READS = Number(values.reads);
+const IDLE_S = Number(values.idle);
+const SOAK_MINUTES = Number(values.soak);
+const PG_BIN = '/usr/lib/postgresql/15/bin';
 
-const hex = () => randomBytes(16).toString('hex');
-const at = new Date('2026-11-01T00:00:00Z');
+interface Doc {
+  _id: string;
+  account: string;
+  seq: number;
+  kind: string;
+  at: Date;
+  hash: string;
+  data: { path: string; status: number; n: number };
+}
 
-const apiKey = (id: string, accountId: string): ApiKey => ({
-  id,
-  accountId,
-  name: '',
-  prefix: 'sk_live_',
-  secretHash: hex(),
-  scopes: ['*'],
-  slot: 0,
-  createdAt: at,
-  lastUsedAt: null,
-  revokedAt: null,
+/** The i-th document of a collection: about 275 BSON bytes, like a sealed evidence record. */
+const doc = (i: number, id: string): Doc => ({
+  _id: id,
+  account: `acct_${String(i % 1000).padStart(4, '0')}`,
+  seq: Math.floor(i / 1000),
+  kind: 'api.request',
+  at: new Date(1_790_000_000_000 + i),
+  hash: createHash(i),
+  data: { path: '/shield/inspect/' + 'x'.repeat(52), status: 200, n: 0 },
 });
+const createHash = (i: number) => (i.toString(16).padStart(8, '0') + 'ab'.repeat(28)).slice(0, 64);
+/** Ids of a size's collection: `d` + the number, so a uniform pick needs no list. */
+const idOf = (i: number) => `d${String(i).padStart(8, '0')}`;
 
-/** Documents shaped like the repositories' own, for the collections the measured reads touch. */
-const fillers: Record<string, (i: number) => Document> = {
-  evidence: (i) => ({
-    _id: `evd_fill_${i}`,
-    accountId: `acct_fill_${i % 1000}`,
-    seq: Math.floor(i / 1000) + 1,
-    kind: 'api.request',
-    sealedAt: at,
-    prevHash: hex(),
-    prevLogId: `evd_fill_${i - 1000}`,
-    data: { path: '/shield/inspect', status: 200, n: i },
-    contentHash: hex() + hex(),
-    algorithm: 'sha256-jcs',
-  }),
-  canary_tokens: (i) => ({ _id: hex() + hex(), canaryId: `cnr_fill_${i}` }),
-  api_keys: (i) => {
-    const { id, ...rest } = apiKey(`key_fill_${i}`, `acct_fill_${i % 1000}`);
-    return { _id: id, ...rest };
-  },
-  sessions: (i) => ({
-    _id: `ses_fill_${i}`,
-    userId: `usr_fill_${i % 1000}`,
-    tokenHash: hex() + hex(),
-    tokenExpiresAt: at,
-    refreshHash: hex() + hex(),
-    refreshExpiresAt: at,
-    createdAt: at,
-  }),
-  meter_counters: (i) => ({
-    _id: `acct_fill_${i}:shield_inspections:month:2026-11`,
-    count: 3,
-    days: { '2026-11-03': 3 },
-    minute: { key: '2026-11-03T10:00', count: 3 },
-  }),
-  threat_events: (i) => ({
-    _id: `thr_fill_${i}`,
-    accountId: `acct_fill_${i % 1000}`,
-    firstHitAt: at,
-  }),
-};
+const DURABLE = { writeConcern: { w: 1, journal: true } } as const;
 
-async function fill(db: Db, evidence: number, others: number): Promise<void> {
-  const marker = db.collection<{ _id: string; evidence: number; others: number }>('bench_marker');
-  const done = await marker.findOne({ _id: 'filled' });
-  if (done?.evidence === evidence && done.others === others) {
-    // A database kept from an earlier run gets the indexes added since.
-    return ensureIndexes(db, ALL_INDEXES);
-  }
-  await db.dropDatabase();
-  await ensureIndexes(db, ALL_INDEXES);
-  for (const [collection, make] of Object.entries(fillers)) {
-    const total = collection.startsWith('evidence') ? evidence : others;
-    const started = Date.now();
-    for (let i = 0; i < total; i += 5000) {
-      const batch = Array.from({ length: Math.min(5000, total - i) }, (_, j) => make(i + j));
-      await db.collection(collection).insertMany(batch, { ordered: false });
-      if (Date.now() - started > 10_000 && i % 100_000 === 0) {
-        console.log(`  filling ${db.databaseName}.${collection}: ${i} / ${total}`);
-      }
-    }
-  }
-  await marker.insertOne({ _id: 'filled', evidence, others });
+// ---- the servers ----
+
+interface Mongo {
+  server: LocalMongo;
+  client: MongoClient;
+  folder: string;
 }
 
-/** One database's operations, each on records the benchmark itself made through the service's code. */
-async function operations(db: Db) {
-  const tag = hex().slice(0, 8);
-  const account = `acct_bench_${tag}`;
-  const canaries = new CanariesRepository(db);
-  const keys = new ApiKeysRepository(db);
-  const sessions = new SessionsRepository(db);
-  const counters = new MongoCounterStore(db);
-  const evidence = new EvidenceRepository(db);
-  // The real append path: each sealed record also becomes a leaf of the signed Merkle log.
-  const log = new EvidenceLog(
-    db,
-    generateSigner('bench.localhost/evidence').signer,
-    () => new Date(),
-  );
-  const verifier = new EvidenceService(evidence, log);
-  const store = new EvidenceStore(db, () => new Date(), log.leaves);
-  const threats = new ThreatsRepository(db);
-
-  const token = `tok_${tag}`;
-  await canaries.plant(
-    { accountId: account, kind: 'url', memo: 'bench', platform: null },
-    { value: token, tokens: [token] },
-    new Date(),
-  );
-  const keyId = `key_bench_${tag}`;
-  await keys.insert(apiKey(keyId, account));
-  const tokenHash = hex() + hex();
-  const later = new Date(Date.now() + 3_600_000);
-  await sessions.create({
-    id: `ses_bench_${tag}`,
-    userId: `usr_bench_${tag}`,
-    tokenHash,
-    tokenExpiresAt: later,
-    refreshHash: hex() + hex(),
-    refreshExpiresAt: later,
-    createdAt: new Date(),
+async function startMongo(folder: string): Promise<Mongo & { openMs: number }> {
+  const started = performance.now();
+  const server = await startLocalMongo({
+    dataDir: folder,
+    port: await freePort(),
+    log: (line) => process.env.BENCH_SERVER_LOGS && console.log(line),
   });
-  const sealed = await store.appendMany(
-    account,
-    Array.from({ length: 50 }, (_, i) => ({ kind: 'bench', data: { i } })),
-  );
-  const threatId = `thr_bench_${tag}`;
-  await db
-    .collection('threat_events')
-    .insertOne({ _id: threatId, accountId: account, firstHitAt: at } as never);
-
-  let n = 0;
-  return {
-    'canary token lookup': () => canaries.canaryIdForToken([token]),
-    'API key lookup': () => keys.findForAuthentication(keyId),
-    'session lookup': () => sessions.findByTokenHash(tokenHash, new Date()),
-    'meter counter increment': () =>
-      counters.take(
-        {
-          counter: `${account}:bench:${n++ % 50}`,
-          month: '2026-11',
-          day: '2026-11-24',
-          minute: '2026-11-24T10:00',
-        },
-        { burstPerMinute: 1e9, perDay: 1e9, perMonth: 1e9 },
-      ),
-    'evidence append': () => store.append(account, { kind: 'bench', data: { n: n++ } }),
-    'evidence verify': () => verifier.verify(account, sealed[n++ % sealed.length]!.id),
-    'evidence hash lookup': () => evidence.findByHash(sealed[n++ % sealed.length]!.contentHash!),
-    'threat event read': () => threats.findEvent(threatId),
-    'evidence page (newest 20)': () => evidence.pageNewestFirst(account, { limit: 20 }),
-  } satisfies Record<string, () => Promise<unknown>>;
+  const client = await MongoClient.connect(server.address);
+  const docs = client.db('bench').collection<Doc>('docs');
+  await docs.findOne({ _id: idOf(0) });
+  return { server, client, folder, openMs: performance.now() - started };
 }
 
-/** Latencies of one call each, alternating between the two databases, so noise hits both alike. */
-async function alternate(small: () => Promise<unknown>, large: () => Promise<unknown>) {
-  const ms = { small: [] as number[], large: [] as number[] };
-  for (let i = 0; i < OPS; i++) {
-    for (const [size, op] of [
-      ['small', small],
-      ['large', large],
-    ] as const) {
+async function stopMongo(mongo: Mongo): Promise<void> {
+  await mongo.client.close();
+  await mongo.server.stop();
+}
+
+/** Bytes the process has caused to be written to storage so far (Linux /proc, `write_bytes`). */
+function bytesWritten(pid: number): number {
+  const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+  return Number(/write_bytes: (\d+)/.exec(io)![1]);
+}
+
+async function folderBytes(folder: string): Promise<number> {
+  let total = 0;
+  for (const entry of await readdir(folder, { recursive: true, withFileTypes: true })) {
+    if (entry.isFile()) total += (await stat(join(entry.parentPath, entry.name))).size;
+  }
+  return total;
+}
+
+/** A PostgreSQL 15 cluster of its own in a temporary folder, on a free loopback port. */
+async function startPostgres() {
+  const folder = await mkdtemp(join(tmpdir(), 'bench-pg-'));
+  const port = await freePort();
+  // initdb refuses to run as root: the cluster then belongs to the postgres user.
+  const asRoot = process.getuid?.() === 0;
+  if (asRoot) {
+    const pw = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' });
+    const gid = spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' });
+    chownSync(folder, Number(pw.stdout), Number(gid.stdout));
+  }
+  const run = (command: string, args: string[]) => {
+    const full = asRoot ? ['runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args];
+    const result = spawnSync(full[0] as string, full[1] as string[], { encoding: 'utf8' });
+    if (result.status !== 0)
+      throw new Error(`${command} failed: ${result.stderr || result.stdout}`);
+  };
+  const data = join(folder, 'data');
+  run(`${PG_BIN}/initdb`, ['-D', data, '-A', 'trust', '-U', 'bench', '--no-sync']);
+  const options = `-p ${port} -k ${folder} -c listen_addresses=127.0.0.1 -c fsync=on -c synchronous_commit=on`;
+  const pg = {
+    port,
+    folder,
+    start(): number {
       const started = performance.now();
-      await op();
-      ms[size].push(performance.now() - started);
-    }
+      run(`${PG_BIN}/pg_ctl`, [
+        '-D',
+        data,
+        '-o',
+        options,
+        '-l',
+        join(folder, 'log'),
+        '-w',
+        'start',
+      ]);
+      return performance.now() - started;
+    },
+    stop: () => run(`${PG_BIN}/pg_ctl`, ['-D', data, '-m', 'fast', '-w', 'stop']),
+    async connect() {
+      const client = new Client({ host: '127.0.0.1', port, user: 'bench', database: 'postgres' });
+      await client.connect();
+      return client;
+    },
+    remove: () => rm(folder, { recursive: true, force: true }),
+  };
+  pg.start();
+  return pg;
+}
+
+const pgTable = (name: string) =>
+  `CREATE TABLE ${name} (id text PRIMARY KEY, account text NOT NULL, seq int NOT NULL, doc jsonb NOT NULL);
+   CREATE INDEX ON ${name} (account, seq)`;
+const pgRow = (d: Doc) => [d._id, d.account, d.seq, JSON.stringify(d)];
+
+/** WAL bytes plus data pages written (after a checkpoint), so far. */
+async function pgBytesWritten(pg: Client): Promise<number> {
+  await pg.query('CHECKPOINT');
+  const { rows } = await pg.query<{ wal: string; pages: string }>(
+    `SELECT (SELECT wal_bytes FROM pg_stat_wal)::text AS wal,
+            (buffers_checkpoint + buffers_clean + buffers_backend)::text AS pages FROM pg_stat_bgwriter`,
+  );
+  return Number(rows[0]!.wal) + Number(rows[0]!.pages) * 8192;
+}
+
+// ---- measuring ----
+
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) * p)]!;
+const mb = (bytes: number) => (bytes / 1e6).toFixed(1);
+const kb = (bytes: number) => (bytes / 1e3).toFixed(1);
+
+async function timed(n: number, op: (i: number) => Promise<unknown>): Promise<number[]> {
+  const ms: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const started = performance.now();
+    await op(i);
+    ms.push(performance.now() - started);
   }
   return ms;
 }
 
-const pct = (xs: number[], p: number) =>
-  [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) * p)]!;
+function shuffled(n: number): number[] {
+  const order = Array.from({ length: n }, (_, i) => i);
+  for (let i = n - 1; i > 0; i--) {
+    const j = randomInt(i + 1);
+    [order[i], order[j]] = [order[j]!, order[i]!];
+  }
+  return order;
+}
+
+async function writes(mongo: Mongo, pg: Client): Promise<string[]> {
+  const ids = Array.from({ length: WRITES }, () => randomBytes(12).toString('hex'));
+  const docs = ids.map((id, i) => doc(i, id));
+  const logical = docs.reduce((sum, d) => sum + BSON.calculateObjectSize(d), 0);
+  const order = shuffled(WRITES);
+  const collection = mongo.client.db('bench').collection<Doc>('writes');
+  await collection.drop().catch(() => {});
+  await pg.query(`DROP TABLE IF EXISTS writes; ${pgTable('writes')}`);
+  const pid = mongo.server.process.child.pid!;
+  const sizes = async () => ({
+    mongo: await folderBytes(mongo.folder),
+    pg: Number(
+      (await pg.query<{ n: string }>(`SELECT pg_total_relation_size('writes')::text AS n`)).rows[0]!
+        .n,
+    ),
+  });
+  const written = async () => ({ mongo: bytesWritten(pid), pg: await pgBytesWritten(pg) });
+
+  const before = { size: await sizes(), written: await written() };
+  const insertMs = {
+    mongo: await timed(WRITES, (i) => collection.insertOne(docs[i]!, DURABLE)),
+    pg: await timed(WRITES, (i) =>
+      pg.query({
+        name: 'insert',
+        text: 'INSERT INTO writes VALUES ($1, $2, $3, $4)',
+        values: pgRow(docs[i]!),
+      }),
+    ),
+  };
+  const inserted = { size: await sizes(), written: await written() };
+  const updateMs = {
+    mongo: await timed(WRITES, (i) =>
+      collection.updateOne({ _id: ids[order[i]!]! }, { $inc: { 'data.n': 1 } }, DURABLE),
+    ),
+    pg: await timed(WRITES, (i) =>
+      pg.query({
+        name: 'update',
+        text: `UPDATE writes SET doc = jsonb_set(doc, '{data,n}', to_jsonb((doc->'data'->>'n')::int + 1)) WHERE id = $1`,
+        values: [ids[order[i]!]],
+      }),
+    ),
+  };
+  const updated = { size: await sizes(), written: await written() };
+  await new Promise((r) => setTimeout(r, IDLE_S * 1000));
+  const idle = await sizes();
+  console.log(`writes: done (${mb(logical)} MB of documents)`);
+  const row = (engine: 'mongo' | 'pg', name: string) =>
+    `| ${name} | ${pct(insertMs[engine], 0.5).toFixed(2)} | ${pct(updateMs[engine], 0.5).toFixed(2)} | ` +
+    `${kb((inserted.written[engine] - before.written[engine]) / WRITES)} | ` +
+    `${kb((updated.written[engine] - inserted.written[engine]) / WRITES)} | ` +
+    `${mb(inserted.size[engine])} | ${mb(updated.size[engine])} | ${mb(idle[engine])} | ` +
+    `**${(idle[engine] / logical).toFixed(1)}×** |`;
+  return [
+    `| ${WRITES} single inserts, then one \`$inc\` of each (${mb(logical)} MB of documents) | insert p50 ms | update p50 ms | KB written per insert | KB written per update | MB after inserts | MB after updates | MB after ${IDLE_S} s idle | idle / data |`,
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    row('mongo', `${mongoName} (\`j: true\`)`),
+    row('pg', 'PostgreSQL 15 (table + indexes)'),
+  ];
+}
+
+let mongoName = 'embedded server';
+
+const residentBytes = (pid: number) =>
+  1024 * Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
+
+async function soak(folder: string): Promise<string[]> {
+  await rm(folder, { recursive: true, force: true });
+  const mongo = await startMongo(folder);
+  const db = mongo.client.db('bench');
+  const sessions = db.collection<Doc>('sessions');
+  const counters = db.collection<{ _id: string; n: number }>('counters');
+  const evidence = db.collection<Doc>('evidence');
+  await sessions.insertMany(Array.from({ length: 1000 }, (_, i) => doc(i, idOf(i))));
+  const fixedBytes = 1000 * BSON.calculateObjectSize(doc(0, idOf(0))) + 1000 * 40;
+  const pid = mongo.server.process.child.pid!;
+  const rows = [
+    `| Soak: 25 requests/s of the service's mix | ${Array.from({ length: SOAK_MINUTES + 1 }, (_, m) => `${m} min`).join(' | ')} |`,
+    `|---|${Array.from({ length: SOAK_MINUTES + 1 }, () => '---:').join('|')}|`,
+  ];
+  const samples = { file: [] as string[], data: [] as string[], rss: [] as string[] };
+  const takeSample = async (appended: number) => {
+    samples.file.push(mb(await folderBytes(folder)));
+    samples.data.push(mb(fixedBytes + appended * BSON.calculateObjectSize(doc(0, idOf(0)))));
+    samples.rss.push(mb(residentBytes(pid)));
+  };
+  const started = Date.now();
+  let n = 0;
+  await takeSample(0);
+  while (Date.now() - started < SOAK_MINUTES * 60_000) {
+    const tick = Date.now();
+    await Promise.all([
+      sessions.findOne({ _id: idOf(randomInt(1000)) }),
+      counters.updateOne({ _id: `c${n % 1000}` }, { $inc: { n: 1 } }, { upsert: true }),
+      evidence.insertOne(doc(n, `e${String(n).padStart(12, '0')}`), DURABLE),
+    ]);
+    n++;
+    if (Date.now() - started >= samples.file.length * 60_000) await takeSample(n);
+    await new Promise((r) => setTimeout(r, Math.max(0, 40 - (Date.now() - tick))));
+  }
+  if (samples.file.length <= SOAK_MINUTES) await takeSample(n);
+  await stopMongo(mongo);
+  rows.push(
+    `| store file, MB | ${samples.file.join(' | ')} |`,
+    `| documents (BSON), MB | ${samples.data.join(' | ')} |`,
+    `| server resident memory, MB | ${samples.rss.join(' | ')} |`,
+  );
+  return rows;
+}
+
+async function fillMongo(folder: string, size: number): Promise<void> {
+  const mongo = await startMongo(folder).catch(() => null);
+  if (!mongo) throw new Error(`could not open ${folder}`);
+  const marker = mongo.client.db('bench').collection<{ _id: string; size: number }>('marker');
+  if ((await marker.findOne({ _id: 'filled' }))?.size !== size) {
+    const docs = mongo.client.db('bench').collection<Doc>('docs');
+    await docs.drop().catch(() => {});
+    await docs.createIndex({ account: 1, seq: 1 });
+    const started = Date.now();
+    for (let i = 0; i < size; i += 1000) {
+      const batch = Array.from({ length: Math.min(1000, size - i) }, (_, j) =>
+        doc(i + j, idOf(i + j)),
+      );
+      await docs.insertMany(batch, { ordered: false });
+      if (Date.now() - started > 10_000 && i % 100_000 === 0)
+        console.log(`  filling ${size}: ${i}`);
+    }
+    await marker.updateOne({ _id: 'filled' }, { $set: { size } }, { upsert: true, ...DURABLE });
+  }
+  await stopMongo(mongo);
+}
+
+async function fillPostgres(pg: Client, size: number): Promise<void> {
+  await pg.query(`DROP TABLE IF EXISTS docs_${size}; ${pgTable(`docs_${size}`)}`);
+  for (let i = 0; i < size; i += 5000) {
+    const batch = Array.from({ length: Math.min(5000, size - i) }, (_, j) =>
+      doc(i + j, idOf(i + j)),
+    );
+    const rows = batch.map(pgRow);
+    const placeholders = rows.map(
+      (_, r) => `($${r * 4 + 1}, $${r * 4 + 2}, $${r * 4 + 3}, $${r * 4 + 4})`,
+    );
+    await pg.query(`INSERT INTO docs_${size} VALUES ${placeholders.join(', ')}`, rows.flat());
+  }
+  await pg.query(`VACUUM ANALYZE docs_${size}`);
+}
+
+type Read = (i: number) => Promise<unknown>;
+
+function mongoReads(mongo: Mongo): Record<string, Read> {
+  const docs = mongo.client.db('bench').collection<Doc>('docs');
+  return readsOf(
+    (i) => docs.findOne({ _id: idOf(i) }),
+    (i) =>
+      docs.findOne({
+        account: `acct_${String(i % 1000).padStart(4, '0')}`,
+        seq: Math.floor(i / 1000),
+      }),
+  );
+}
+
+function pgReads(pg: Client, size: number): Record<string, Read> {
+  return readsOf(
+    (i) =>
+      pg.query({
+        name: `id_${size}`,
+        text: `SELECT doc FROM docs_${size} WHERE id = $1`,
+        values: [idOf(i)],
+      }),
+    (i) =>
+      pg.query({
+        name: `ix_${size}`,
+        text: `SELECT doc FROM docs_${size} WHERE account = $1 AND seq = $2`,
+        values: [`acct_${String(i % 1000).padStart(4, '0')}`, Math.floor(i / 1000)],
+      }),
+  );
+}
+
+function readsOf(byId: Read, byIndex: Read): Record<string, Read> {
+  return {
+    'by _id, uniform': byId,
+    'by (account, seq), uniform': byIndex,
+    'by _id, hot (one document)': byId,
+  };
+}
+
+/**
+ * Per read, p50 and p99 ms over the small and the large collection, alternating call by call,
+ * after as many unmeasured calls (a fresh JVM compiles its hot paths over the first thousands).
+ */
+async function compareReads(
+  small: Record<string, Read>,
+  large: Record<string, Read>,
+  sizes: [number, number],
+) {
+  await sample(small, large, sizes);
+  return sample(small, large, sizes);
+}
+
+async function sample(
+  small: Record<string, Read>,
+  large: Record<string, Read>,
+  sizes: [number, number],
+) {
+  const result: Record<string, { small: number[]; large: number[] }> = {};
+  for (const name of Object.keys(small)) {
+    const hot = name.includes('hot');
+    const ms = { small: [] as number[], large: [] as number[] };
+    for (let i = 0; i < READS; i++) {
+      for (const [which, reads, size] of [
+        ['small', small, sizes[0]],
+        ['large', large, sizes[1]],
+      ] as const) {
+        const pick = hot ? Math.floor(size / 2) : randomInt(size);
+        const started = performance.now();
+        await reads[name]!(pick);
+        ms[which].push(performance.now() - started);
+      }
+    }
+    result[name] = ms;
+  }
+  return result;
+}
 
 async function main(): Promise<void> {
   const dataDir = resolve(values['data-dir']);
   await mkdir(dataDir, { recursive: true });
-  const log = (line: string) => process.env.BENCH_SERVER_LOGS && console.log(line);
-  console.log(
-    `opening the database in ${dataDir} (one filled by an earlier run takes minutes: its indexes are rebuilt)…`,
-  );
-  // The large database (about 3 GB) took 267 s to open on a busy machine: past the usual 180 s.
-  const mongo = await provideMongo({
-    dataDir,
-    port: await freePort(),
-    log,
-    readyWithinMs: 900_000,
-  });
+  const pg = await startPostgres();
+  const lines: string[] = [];
   try {
-    const { client } = await connectMongo(mongo.address, 'admin');
-    const small = client.db('bench_small');
-    const large = client.db('bench_large');
-    console.log(`database: ${mongo.description}`);
+    let pgClient = await pg.connect();
+    const writeFolder = join(dataDir, 'writes');
+    await rm(writeFolder, { recursive: true, force: true });
+    const writer = await startMongo(writeFolder);
+    mongoName = writer.server.description.split(',')[0]!;
     console.log(
-      `filling: ${values.small} per collection, and ${values.evidence} evidence records + ${values.others} per other collection`,
+      `database: ${writer.server.description}; reference: PostgreSQL 15 on port ${pg.port}`,
     );
-    await fill(small, Number(values.small), Number(values.small));
-    await fill(large, Number(values.evidence), Number(values.others));
-    const ops = { small: await operations(small), large: await operations(large) };
-    const names = Object.keys(ops.small) as (keyof typeof ops.small)[];
-    const rows: string[] = [];
-    for (const name of names) {
-      const ms = { small: [] as number[], large: [] as number[] };
-      for (let round = 0; round < ROUNDS; round++) {
-        const sample = await alternate(ops.small[name], ops.large[name]);
-        ms.small.push(...sample.small);
-        ms.large.push(...sample.large);
-      }
-      const [s50, l50, s99, l99] = [
-        pct(ms.small, 0.5),
-        pct(ms.large, 0.5),
-        pct(ms.small, 0.99),
-        pct(ms.large, 0.99),
-      ];
-      rows.push(
-        `| ${name} | ${s50.toFixed(2)} | ${l50.toFixed(2)} | **${(l50 / s50).toFixed(2)}** | ${s99.toFixed(2)} | ${l99.toFixed(2)} |`,
-      );
-      console.log(`${name}: done`);
+    lines.push(...(await writes(writer, pgClient)), '');
+    await stopMongo(writer);
+
+    const folderOf = (size: number) => join(dataDir, `size-${size}`);
+    for (const size of SIZES) {
+      await fillMongo(folderOf(size), size);
+      await fillPostgres(pgClient, size);
+      console.log(`filled ${size}`);
     }
-    console.log(
-      `\n| Operation (${ROUNDS * OPS} calls each, alternating) | p50 ms at ${values.small} | p50 ms large | large / small | p99 ms at ${values.small} | p99 ms large |`,
+    const open: Record<number, { mongo: number; pg: number; rss: number }> = {};
+    for (const size of SIZES) {
+      const mongo = await startMongo(folderOf(size));
+      const rss = residentBytes(mongo.server.process.child.pid!);
+      await stopMongo(mongo);
+      await pgClient.end();
+      pg.stop();
+      const pgMs = pg.start();
+      const started = performance.now();
+      pgClient = await pg.connect();
+      await pgReads(pgClient, size)['by _id, uniform']!(0);
+      open[size] = { mongo: mongo.openMs, pg: pgMs + performance.now() - started, rss };
+    }
+    lines.push(
+      `| Start to first answered read | ${SIZES.map((s) => s.toLocaleString('en')).join(' | ')} |`,
+      `|---|${SIZES.map(() => '---:').join('|')}|`,
+      `| ${mongoName}, ms | ${SIZES.map((s) => open[s]!.mongo.toFixed(0)).join(' | ')} |`,
+      `| ${mongoName}, MB resident after the first read | ${SIZES.map((s) => mb(open[s]!.rss)).join(' | ')} |`,
+      `| ${mongoName}, MB of files | ${(await Promise.all(SIZES.map(async (s) => mb(await folderBytes(folderOf(s)))))).join(' | ')} |`,
+      `| PostgreSQL 15 (cluster start + connect + read), ms | ${SIZES.map((s) => open[s]!.pg.toFixed(0)).join(' | ')} |`,
+      '',
     );
-    console.log('|---|---:|---:|---:|---:|---:|');
-    for (const row of rows) console.log(row);
-    await client.close();
+
+    const [smallest, largest] = [SIZES[0]!, SIZES[SIZES.length - 1]!];
+    const small = await startMongo(folderOf(smallest));
+    const large = await startMongo(folderOf(largest));
+    try {
+      const mongoMs = await compareReads(mongoReads(small), mongoReads(large), [smallest, largest]);
+      const pgMs = await compareReads(pgReads(pgClient, smallest), pgReads(pgClient, largest), [
+        smallest,
+        largest,
+      ]);
+      const n = (x: number) => x.toLocaleString('en');
+      lines.push(
+        `| Read (${READS} calls each, alternating) | engine | p50 ms at ${n(smallest)} | p50 ms at ${n(largest)} | large / small | p99 ms at ${n(smallest)} | p99 ms at ${n(largest)} | p50 / PostgreSQL at ${n(largest)} |`,
+        '|---|---|---:|---:|---:|---:|---:|---:|',
+      );
+      for (const name of Object.keys(mongoMs)) {
+        for (const [engine, ms] of [
+          [mongoName, mongoMs[name]!],
+          ['PostgreSQL 15', pgMs[name]!],
+        ] as const) {
+          const [s50, l50] = [pct(ms.small, 0.5), pct(ms.large, 0.5)];
+          const vsPg = l50 / pct(pgMs[name]!.large, 0.5);
+          lines.push(
+            `| ${name} | ${engine} | ${s50.toFixed(3)} | ${l50.toFixed(3)} | **${(l50 / s50).toFixed(2)}** | ` +
+              `${pct(ms.small, 0.99).toFixed(3)} | ${pct(ms.large, 0.99).toFixed(3)} | ${vsPg.toFixed(2)} |`,
+          );
+        }
+      }
+      lines.push(
+        '',
+        `Server resident memory after the reads: ${mb(residentBytes(small.server.process.child.pid!))} MB at ${n(smallest)}, ` +
+          `${mb(residentBytes(large.server.process.child.pid!))} MB at ${n(largest)}.`,
+      );
+    } finally {
+      await stopMongo(small);
+      await stopMongo(large);
+    }
+    await pgClient.end();
+    if (SOAK_MINUTES > 0) lines.push('', ...(await soak(join(dataDir, 'soak'))));
   } finally {
-    await mongo.stop();
+    try {
+      pg.stop();
+    } finally {
+      await pg.remove();
+    }
   }
+  console.log('\n' + lines.join('\n'));
 }
 
 void main().catch((err: unknown) => {

@@ -123,7 +123,7 @@ export interface MongoOptions {
   dataDir: string;
   port: number;
   log: Log;
-  /** How long the server may take to open its data (indexes are rebuilt at start); 180 s unless set. */
+  /** How long the server may take to start and open its data; 180 s unless set. */
   readyWithinMs?: number;
 }
 
@@ -138,6 +138,9 @@ export async function provideMongo(options: MongoOptions): Promise<Service> {
 export interface LocalMongo extends Service {
   process: ManagedProcess;
 }
+
+/** The embedded server's maximum Java heap, in MB. */
+export const EMBEDDED_MONGO_HEAP_MB = 256;
 
 /** `mongod` when it is on PATH, else the embedded server; data in `dataDir`, on loopback. */
 export async function startLocalMongo({
@@ -160,11 +163,14 @@ export async function startLocalMongo({
     // The serial collector: one database thread does the work, and these machines have few cores.
     // Warnings and errors only: the library logs every connection and collection at INFO.
     const quiet = '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn';
-    const args = ['-XX:+UseSerialGC', quiet, '-cp', classpath, mainClass, '--dbpath', folder];
+    // An explicit heap: the store keeps a 64 MB page cache and its indexes on disk, so the heap
+    // does not grow with the data (see docs/architecture.md, Database).
+    const heap = ['-Xms64m', `-Xmx${EMBEDDED_MONGO_HEAP_MB}m`];
+    const args = ['-XX:+UseSerialGC', quiet, ...heap, '-cp', classpath, mainClass];
+    args.push('--dbpath', folder);
     proc = spawnManaged('java', [...args, '--port', String(port)], { onLine });
   }
   const name = useMongod ? 'mongod' : 'embedded MongoDB server';
-  // Indexes are rebuilt at start, so a large data folder takes a while to open.
   await waitUntil(name, proc, () => portOpen(port), readyWithinMs);
   return {
     address: `mongodb://127.0.0.1:${port}/`,

@@ -1,8 +1,8 @@
 /**
  * The MongoDB behaviour the service relies on, checked against whatever server MONGODB_URI names:
  * the embedded default in `npm test`, or a real MongoDB 7 (`MONGODB_URI=… npx jest test/database`).
- * The last case starts a local server of its own (the same kind `npm run dev` starts), since it
- * kills it.
+ * The durability cases start a local server of their own (the same kind `npm run dev` starts),
+ * since they kill it.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -14,7 +14,7 @@ import {
   type Db,
   type Document,
 } from 'mongodb';
-import { freePort, startLocalMongo } from '../../tools/stack';
+import { freePort, startLocalMongo, type LocalMongo } from '../../tools/stack';
 import { scanLog, servedByIndex } from '../support/query-plans';
 
 const uri = process.env.MONGODB_URI!;
@@ -194,32 +194,71 @@ describe('reads', () => {
 });
 
 describe('durability', () => {
-  it('when the database process is SIGKILLed right after acknowledging writes, then none is lost', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'contract-kill-'));
-    const port = await freePort();
-    const start = () => startLocalMongo({ dataDir, port, log: () => {} });
-    let server = await start();
-    try {
-      let client = await MongoClient.connect(server.address);
-      const docs = client.db('durable').collection<{ _id: number; n: number }>('docs');
-      await docs.insertOne({ _id: 0, n: 0 });
-      for (let i = 1; i <= 200; i++) {
-        await docs.insertOne({ _id: i, n: i });
-        await docs.updateOne({ _id: 0 }, { $inc: { n: 1 } });
-      }
-      process.kill(-server.process.child.pid!, 'SIGKILL');
-      await server.process.exited;
-      await client.close(true);
+  let dataDir: string;
+  let server: LocalMongo;
+  let client: MongoClient;
+  const start = async () => {
+    server = await startLocalMongo({ dataDir, port: await freePort(), log: () => {} });
+    client = await MongoClient.connect(server.address);
+  };
 
-      server = await start();
-      client = await MongoClient.connect(server.address);
-      const again = client.db('durable').collection<{ _id: number; n: number }>('docs');
-      expect(await again.countDocuments()).toBe(201);
-      expect((await again.findOne({ _id: 0 }))?.n).toBe(200);
-      await client.close();
-    } finally {
-      await server.stop();
-      await rm(dataDir, { recursive: true, force: true });
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'contract-durable-'));
+    await start();
+  });
+
+  afterAll(async () => {
+    await client.close(true);
+    await server.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  /** Syncs of the database's journal so far: the embedded server's own count, or WiredTiger's. */
+  async function syncs(): Promise<number> {
+    const status = (await client.db('admin').command({ serverStatus: 1 })) as {
+      tripwireStore?: { syncs: number };
+      wiredTiger?: { log: Record<string, number> };
+    };
+    return status.tripwireStore?.syncs ?? status.wiredTiger!.log['log sync operations']!;
+  }
+
+  it('when writes ask for the journal, then each is synced before it is acknowledged; plain ones are not', async () => {
+    const docs = client.db('durable').collection<{ _id: number }>('synced');
+    const before = await syncs();
+    for (let i = 0; i < 30; i++)
+      await docs.insertOne({ _id: i }, { writeConcern: { journal: true } });
+    const journaled = (await syncs()) - before;
+    expect(journaled).toBeGreaterThanOrEqual(30);
+
+    const plainBefore = await syncs();
+    for (let i = 30; i < 130; i++) await docs.insertOne({ _id: i });
+    // Plain writes reach the disk in the background, a few times a second, not one sync each.
+    expect((await syncs()) - plainBefore).toBeLessThan(50);
+  });
+
+  it('when the database process is SIGKILLed right after acknowledging journaled writes, then none is lost', async () => {
+    const docs = client.db('durable').collection<{ _id: number; n: number }>('docs');
+    const journal = { writeConcern: { journal: true } };
+    await docs.createIndex({ n: 1 });
+    await docs.insertOne({ _id: 0, n: 0 }, journal);
+    for (let i = 1; i <= 200; i++) {
+      await docs.insertOne({ _id: i, n: i }, journal);
+      await docs.updateOne({ _id: 0 }, { $inc: { n: 1 } }, journal);
     }
+    process.kill(-server.process.child.pid!, 'SIGKILL');
+    await server.process.exited;
+    await client.close(true);
+
+    await start();
+    const again = client.db('durable').collection<{ _id: number; n: number }>('docs');
+    expect(await again.countDocuments()).toBe(201);
+    expect((await again.findOne({ _id: 0 }))?.n).toBe(200);
+    // The index on n came back in step with the documents: the one $inc'd 200 times is under 200.
+    const top = await again
+      .find({ n: { $gte: 199 } })
+      .sort({ n: 1, _id: 1 })
+      .toArray();
+    expect(top.map((d) => d._id)).toEqual([199, 0, 200]);
+    expect(await servedByIndex(client.db('durable'), 'docs', { n: { $gte: 199 } }, {})).toBe(true);
   });
 });

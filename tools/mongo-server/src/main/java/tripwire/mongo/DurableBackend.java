@@ -15,8 +15,9 @@ import io.netty.channel.Channel;
 /**
  * The H2 backend with what the service relies on and the library leaves out:
  * <ul>
- * <li>a write is on disk before it is acknowledged (the library commits once a second, so a
- * killed server forgot up to a second of acknowledged writes);</li>
+ * <li>a write is in the store file before it is acknowledged, so a killed server keeps it, and one
+ * sent with `j: true` or `w: "majority"` is synced to disk too (see {@link GroupCommit});
+ * `serverStatus` counts the syncs (`tripwireStore.syncs`);</li>
  * <li>an insert with duplicate keys reports how many documents went in (the library reports all
  * of them, while its per-document errors are right);</li>
  * <li>the `tripwireScans` command lists queries that no index served (see {@link ScanLog});</li>
@@ -27,11 +28,13 @@ import io.netty.channel.Channel;
 final class DurableBackend extends H2Backend {
 
     private final MVStore store;
+    private final GroupCommit commits;
     private final Map<Channel, String> appNames = new ConcurrentHashMap<>();
 
-    DurableBackend(MVStore store) {
+    DurableBackend(MVStore store, GroupCommit commits) {
         super(store);
         this.store = store;
+        this.commits = commits;
     }
 
     @Override
@@ -51,19 +54,38 @@ final class DurableBackend extends H2Backend {
             && first.get("$match") instanceof Document match) {
             IndexedCollection.LEADING_MATCH.set(match);
         }
+        // Pages this command reads stay on disk until it is done, however long it scans (the
+        // store keeps no old versions otherwise, see Main).
+        MVStore.TxCounter reading = store.registerVersionUsage();
+        Document response;
         try {
-            Document response = super.handleCommand(channel, databaseName, command, query);
-            if (command.equals("insert")) {
-                correctInsertedCount(query, response);
-            }
-            return response;
+            response = super.handleCommand(channel, databaseName, command, query);
         } finally {
+            store.deregisterVersionUsage(reading);
             ScanLog.CALLER.remove();
             IndexedCollection.LEADING_MATCH.remove();
-            if (store.hasUnsavedChanges()) {
-                store.commit();
-            }
         }
+        if (command.equals("insert")) {
+            correctInsertedCount(query, response);
+        }
+        if (durable(query) || command.equalsIgnoreCase("fsync")) {
+            commits.sync(commits.version());
+        } else {
+            commits.write();
+        }
+        if (command.equalsIgnoreCase("serverStatus")) {
+            response.put("tripwireStore", new Document("syncs", commits.syncs())
+                .append("fileBytes", store.getFileStore().size())
+                .append("fileFillPercent", store.getFillRate())
+                .append("chunksFillPercent", store.getFileStore().getChunksFillRate()));
+        }
+        return response;
+    }
+
+    /** Whether the command's write concern asks for the journal (`j: true`) or a majority. */
+    private static boolean durable(Document query) {
+        return query.get("writeConcern") instanceof Document concern
+            && (Utils.isTrue(concern.get("j")) || "majority".equals(concern.get("w")));
     }
 
     /** The handshake names the client application (the driver's `appName`); the scan log uses it. */
@@ -74,6 +96,12 @@ final class DurableBackend extends H2Backend {
             && application.get("name") instanceof String name) {
             appNames.put(channel, name);
         }
+    }
+
+    @Override
+    public void close() {
+        commits.close();
+        super.close();
     }
 
     @Override

@@ -17,7 +17,8 @@ import de.bwaldvogel.mongo.bson.Document;
  * An H2 database whose indexes, `_id` included, are {@link OrderedIndex}es: the library's own unique
  * index stores its keys as Java-serialised objects, which MVStore compares by serialising both sides
  * at every step of every lookup (about 2 ms per insert or read in a 10,000-document collection).
- * Documents stay in the library's MVStore maps, by `_id`.
+ * Documents stay in the library's MVStore maps, by `_id`; each index is a map of its own beside them
+ * (`<database>.<collection>._ordered_<index>`), which the library's drop of a database also removes.
  */
 final class IndexedDatabase extends H2Database {
 
@@ -34,20 +35,25 @@ final class IndexedDatabase extends H2Database {
     @Override
     protected Index<Object> openOrCreateUniqueIndex(String collectionName, String indexName, List<IndexKey> keys,
                                                     boolean sparse) {
-        return new OrderedIndex(indexName, keys, sparse, true);
+        return new OrderedIndex(store, orderedMapName(collectionName, indexName), indexName, keys, sparse, true);
     }
 
     @Override
     protected Index<Object> openOrCreateSecondaryIndex(String collectionName, String indexName, List<IndexKey> keys,
                                                        boolean sparse) {
-        return new OrderedIndex(indexName, keys, sparse, false);
+        return new OrderedIndex(store, orderedMapName(collectionName, indexName), indexName, keys, sparse, false);
+    }
+
+    private String orderedMapName(String collectionName, String indexName) {
+        return getFullCollectionNamespace(collectionName) + "._ordered_" + indexName;
     }
 
     @Override
     protected MongoCollection<Object> openOrCreateCollection(String collectionName, CollectionOptions options) {
         // The same map names as H2Database, so data written by either stays readable.
         String fullName = getFullCollectionNamespace(collectionName);
-        MVMap<Object, Document> dataMap = store.openMap("databases." + fullName);
+        MVMap<Object, Document> dataMap = store.openMap("databases." + fullName,
+            new MVMap.Builder<Object, Document>().valueType(new BsonDocumentType()));
         MVMap<String, Object> metaMap = store.openMap("meta." + fullName);
         return new IndexedCollection(this, collectionName, options, dataMap, metaMap, cursorRegistry);
     }

@@ -1,15 +1,21 @@
 package tripwire.mongo;
 
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
-import java.util.NavigableSet;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import java.util.stream.StreamSupport;
+
+import org.h2.mvstore.MVMap;
+import org.h2.mvstore.MVStore;
+import org.h2.mvstore.WriteBuffer;
+import org.h2.mvstore.type.BasicDataType;
+import org.h2.mvstore.type.ObjectDataType;
 
 import de.bwaldvogel.mongo.MongoCollection;
 import de.bwaldvogel.mongo.backend.Index;
@@ -23,8 +29,8 @@ import de.bwaldvogel.mongo.exception.DuplicateKeyError;
 
 /**
  * A secondary index (unique or not, single or compound, ascending or descending keys) kept as an
- * ordered set of (key values, document position) in memory and rebuilt from the collection when the
- * server starts. mongo-java-server itself serves only exact lookups on unique indexes and ignores
+ * ordered map of (key values, document position) in the store next to the documents, so it is
+ * committed with them and opening the store does not rebuild it. mongo-java-server itself serves only exact lookups on unique indexes and ignores
  * the others; this index answers equality on a key prefix, a range on the next key, `$in` lists,
  * and hands out positions in index order so a sort + limit stops after `limit` documents.
  */
@@ -35,9 +41,12 @@ final class OrderedIndex extends Index<Object> {
     /** More `$in` combinations than this are cheaper to scan than to look up one by one. */
     private static final int MAX_LOOKUPS = 10_000;
 
+    private final MVStore store;
     private final boolean unique;
     private final boolean[] ascending;
-    private final TreeSet<Entry> entries = new TreeSet<>(this::compare);
+    private final MVMap<Entry, Boolean> entries;
+    /** An index found in the store is complete, even if empty (sparse): the library must not rebuild it. */
+    private final boolean persisted;
 
     /** Key values and the document's position; `edge` is -1 or +1 only in range bounds. */
     private record Entry(Object[] values, Object position, int edge) {
@@ -60,12 +69,48 @@ final class OrderedIndex extends Index<Object> {
         }
     }
 
-    OrderedIndex(String name, List<IndexKey> keys, boolean sparse, boolean unique) {
+    OrderedIndex(MVStore store, String mapName, String name, List<IndexKey> keys, boolean sparse, boolean unique) {
         super(name, keys, sparse);
+        this.store = store;
         this.unique = unique;
         this.ascending = new boolean[keys.size()];
         for (int i = 0; i < keys.size(); i++) {
             ascending[i] = keys.get(i).isAscending();
+        }
+        this.persisted = store.hasMap(mapName);
+        this.entries = store.openMap(mapName, new MVMap.Builder<Entry, Boolean>().keyType(new EntryType()));
+    }
+
+    /** Entries on disk: the key values and then the position, as one array of the store's own object type. */
+    private final class EntryType extends BasicDataType<Entry> {
+        private final ObjectDataType objects = new ObjectDataType();
+
+        @Override
+        public int compare(Entry a, Entry b) {
+            return OrderedIndex.this.compare(a, b);
+        }
+
+        @Override
+        public int getMemory(Entry entry) {
+            return 48 + 24 * entry.values.length;
+        }
+
+        @Override
+        public void write(WriteBuffer buffer, Entry entry) {
+            Object[] all = Arrays.copyOf(entry.values, entry.values.length + 1);
+            all[entry.values.length] = entry.position;
+            objects.write(buffer, all);
+        }
+
+        @Override
+        public Entry read(ByteBuffer buffer) {
+            Object[] all = (Object[]) objects.read(buffer);
+            return new Entry(Arrays.copyOf(all, all.length - 1), all[all.length - 1], 0);
+        }
+
+        @Override
+        public Entry[] createStorage(int size) {
+            return new Entry[size];
         }
     }
 
@@ -105,14 +150,10 @@ final class OrderedIndex extends Index<Object> {
         return compareValues(a.position, b.position);
     }
 
-    private synchronized Stream<Object> between(Entry lower, Entry upper, boolean reverse) {
-        NavigableSet<Entry> range = entries.subSet(lower, true, upper, true);
-        // A copy: the caller reads documents while holding the collection's lock, but not ours.
-        List<Object> positions = new ArrayList<>(range.size());
-        for (Entry entry : reverse ? range.descendingSet() : range) {
-            positions.add(entry.position);
-        }
-        return positions.stream();
+    /** Read lazily from the map's current version, which later writes leave as it is. */
+    private Stream<Object> between(Entry lower, Entry upper, boolean reverse) {
+        Iterable<Entry> range = () -> reverse ? entries.cursor(upper, lower, true) : entries.cursor(lower, upper, false);
+        return StreamSupport.stream(range.spliterator(), false).map(Entry::position);
     }
 
     // ---- keeping the index in step with the collection ----
@@ -158,8 +199,9 @@ final class OrderedIndex extends Index<Object> {
             return;
         }
         for (Object[] values : keysOf(document)) {
-            for (Entry taken : entries.subSet(new Entry(values, null, -1), true, new Entry(values, null, 1), true)) {
-                if (ownPosition == null || !ownPosition.equals(taken.position)) {
+            Iterable<Entry> taken = () -> entries.cursor(new Entry(values, null, -1), new Entry(values, null, 1), false);
+            for (Entry entry : taken) {
+                if (ownPosition == null || !ownPosition.equals(entry.position)) {
                     throw new DuplicateKeyError(this, collection, getKeys(), new KeyValue(values));
                 }
             }
@@ -173,7 +215,7 @@ final class OrderedIndex extends Index<Object> {
             return;
         }
         for (Object[] values : keysOf(document)) {
-            entries.add(new Entry(values, position, 0));
+            entries.put(new Entry(values, position, 0), Boolean.TRUE);
         }
     }
 
@@ -194,8 +236,13 @@ final class OrderedIndex extends Index<Object> {
     }
 
     @Override
-    public synchronized long getCount() {
-        return entries.size();
+    public long getCount() {
+        return entries.sizeAsLong();
+    }
+
+    @Override
+    public boolean isEmpty() {
+        return !persisted && entries.isEmpty();
     }
 
     @Override
@@ -205,7 +252,7 @@ final class OrderedIndex extends Index<Object> {
 
     @Override
     public synchronized void drop() {
-        entries.clear();
+        store.removeMap(entries);
     }
 
     @Override

@@ -1,0 +1,164 @@
+package tripwire.mongo;
+
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+import org.h2.mvstore.FileStore;
+import org.h2.mvstore.MVStore;
+import org.h2.mvstore.RandomAccessStore;
+
+/**
+ * The one way writes reach the disk. Every write command is committed to the store file before it
+ * is answered ({@link #write}), so a killed server keeps what it acknowledged; a write that asks
+ * for `j: true` or `w: "majority"` is answered only after {@link #sync} has also fsync'd it, and
+ * writers waiting at once share one sync. A sync also runs every {@link #SYNC_EVERY_MS} while
+ * anything changed, which bounds what a power loss can take and keeps every overwritten chunk's
+ * replacement on disk first (see {@link Main}). MVStore's own background thread commits every
+ * {@link #COMMIT_EVERY_MS} whatever else changed (compaction's rewrites).
+ */
+final class GroupCommit {
+
+    static final int COMMIT_EVERY_MS = 50;
+    static final int SYNC_EVERY_MS = 200;
+    /**
+     * Compaction runs once a second while the live data fills less than this share (%) of the
+     * chunks, or the chunks less than this share of the file.
+     */
+    static final int COMPACT_BELOW_PERCENT = 60;
+    /** While writes come, at most this much is rewritten per second. */
+    static final int COMPACT_BYTES = 2 << 20;
+    /** Without writes, each pass may hold the store this long to rewrite, move and cut the file. */
+    static final int QUIET_COMPACT_MS = 500;
+
+    private final MVStore store;
+    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(runnable -> {
+        Thread thread = new Thread(runnable, "group-commit");
+        thread.setDaemon(true);
+        return thread;
+    });
+    /** Every change made in a store version below this one is on disk. */
+    private long syncedBelow;
+    private long syncs;
+    /** The store's version after the last compaction pass: unchanged means no writes since. */
+    private long seenVersion = -1;
+    /** The file's size before the last pass without writes: a pass that did not cut it is the last. */
+    private long quietSize = Long.MAX_VALUE;
+
+    GroupCommit(MVStore store) {
+        this.store = store;
+        timer.scheduleWithFixedDelay(this::syncIfChanged, SYNC_EVERY_MS, SYNC_EVERY_MS, TimeUnit.MILLISECONDS);
+        timer.scheduleWithFixedDelay(this::compact, 1, 1, TimeUnit.SECONDS);
+    }
+
+    /** The version this thread's changes so far belong to: pass it to {@link #sync}. */
+    long version() {
+        return store.getCurrentVersion();
+    }
+
+    /** Returns once every change made in `version` (and before) is committed and on disk. */
+    synchronized void sync(long version) {
+        if (version < syncedBelow || store.isClosed()) {
+            return;
+        }
+        store.commit();
+        long committedBelow = store.getCurrentVersion();
+        // After the background thread's own commit is written out, not only ours.
+        store.executeFilestoreOperation(() -> store.getFileStore().sync());
+        syncedBelow = committedBelow;
+        syncs++;
+    }
+
+    /** Writes what changed to the store file (the OS's cache), without waiting for the disk. */
+    void write() {
+        if (store.hasUnsavedChanges()) {
+            store.commit();
+        }
+    }
+
+    synchronized long syncs() {
+        return syncs;
+    }
+
+    private void syncIfChanged() {
+        try {
+            if (store.hasUnsavedChanges() || version() > syncedBelow) {
+                sync(version());
+            }
+        } catch (RuntimeException e) {
+            // A failing disk fails the next durable write too; the timer keeps trying.
+            System.err.println("periodic sync failed: " + e);
+        }
+    }
+
+    /**
+     * MVStore's own compaction either waits for chunks older than the retention time and then
+     * rewrites megabytes every few milliseconds, or (at its default retention) reclaims nothing
+     * while every write is a commit. This one rewrites the emptiest chunks at a bounded rate while
+     * writes come, and once a second passes without any, compacts the whole file (MVStore's
+     * `compactFile`: rewrite, move chunks together, cut the end) until a pass gains nothing.
+     */
+    private void compact() {
+        try {
+            if (store.isClosed()) {
+                return;
+            }
+            FileStore<?> file = store.getFileStore();
+            boolean quiet = store.getCurrentVersion() == seenVersion;
+            if (!quiet) {
+                quietSize = Long.MAX_VALUE;
+            }
+            if (sparse() && !quiet) {
+                store.compact(COMPACT_BELOW_PERCENT, COMPACT_BYTES);
+            } else if (sparse() && file.size() < quietSize) {
+                quietSize = file.size();
+                compactFile(file);
+            }
+            store.commit();
+            seenVersion = store.getCurrentVersion();
+        } catch (RuntimeException e) {
+            System.err.println("compaction failed: " + e);
+        }
+    }
+
+    private boolean sparse() {
+        return store.getFileStore().getChunksFillRate() < COMPACT_BELOW_PERCENT
+            || store.getFillRate() < COMPACT_BELOW_PERCENT;
+    }
+
+    /**
+     * What MVStore's `compactFile` does, at this class's fill rate: with everything synced, chunks
+     * no longer live may be written over at once (retention 0) while the others are rewritten and
+     * moved towards the start, and the file is cut behind the last one.
+     */
+    private void compactFile(FileStore<?> file) {
+        long stopAt = System.nanoTime() + QUIET_COMPACT_MS * 1_000_000L;
+        sync(version());
+        store.setRetentionTime(0);
+        try {
+            do {
+                store.compact(COMPACT_BELOW_PERCENT, 4 * COMPACT_BYTES);
+                store.commit();
+                store.sync();
+                if (file instanceof RandomAccessStore chunks) {
+                    chunks.compactMoveChunks(COMPACT_BELOW_PERCENT, 4 * COMPACT_BYTES, store);
+                }
+            } while (sparse() && System.nanoTime() < stopAt);
+        } finally {
+            store.setRetentionTime(Main.RETENTION_MS);
+        }
+    }
+
+    /**
+     * Lets a running sync or compaction finish: interrupting a thread in file I/O would close the
+     * store's file channel under it.
+     */
+    void close() {
+        timer.shutdown();
+        try {
+            timer.awaitTermination(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
