@@ -2,11 +2,12 @@ package tripwire.mongo;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 
 import org.h2.mvstore.MVStore;
 
 import de.bwaldvogel.mongo.MongoServer;
-import de.bwaldvogel.mongo.ServerVersion;
+import de.bwaldvogel.mongo.MongoVersion;
 
 /**
  * `java tripwire.mongo.Main --dbpath DIR --port N [--bind ADDRESS]`: a MongoDB-wire server for
@@ -23,6 +24,22 @@ public final class Main {
      * whole page: 16 documents (about 5 KB) rather than MVStore's default 48.
      */
     static final int KEYS_PER_PAGE = 16;
+
+    /**
+     * MongoDB 5.0 with its own wire version (13): the library's MONGO_5_0 reports 4.2's (8), which
+     * the Node.js driver 7 refuses (it needs 4.4, wire version 9, or newer).
+     */
+    static final MongoVersion MONGO_5_0 = new MongoVersion() {
+        @Override
+        public List<Integer> getVersionArray() {
+            return List.of(5, 0, 0);
+        }
+
+        @Override
+        public int getWireVersion() {
+            return 13;
+        }
+    };
 
     public static void main(String[] args) throws Exception {
         String dbPath = "data";
@@ -58,7 +75,7 @@ public final class Main {
         IndexedDatabase.store = store;
         GroupCommit commits = new GroupCommit(store);
         DurableBackend backend = new DurableBackend(store, commits);
-        backend.version(ServerVersion.MONGO_5_0);
+        backend.version(MONGO_5_0);
         MongoServer server = new MongoServer(backend);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             server.shutdownNow();
