@@ -22,6 +22,7 @@ import { metricsOperations } from './metrics';
 import { referenceOperations } from './openapi/reference.routes';
 import { ragOperations } from './rag/rag.routes';
 import { shieldOperations } from './shield/shield.routes';
+import { workflowRunOperations } from './workflow-runs/workflow-runs.routes';
 
 /**
  * Every operation the API serves, by route file, in the order of the reference. app.ts binds each
@@ -51,6 +52,7 @@ export const API = {
   rag: ragOperations,
   agent: agentOperations,
   workerPing: workerPingOperations,
+  workflowRuns: workflowRunOperations,
 } as const;
 
 export type ApiDeps = { [K in keyof typeof API]: DepsOf<(typeof API)[K]> };

@@ -60,6 +60,7 @@ import { PLAN_LIMITS, type PlanLimits } from './metering/plan-limits';
 import { ShieldInspector } from './shield/shield.service';
 import type { Temporal } from './temporal/client';
 import { DEFAULT_RECONCILER_SETTINGS, StartReconciler } from './temporal/start-reconciler';
+import { WorkflowRuns } from './workflow-runs/workflow-runs';
 
 export interface AppDeps {
   config: Config;
@@ -238,6 +239,7 @@ export function createApp({
     },
     agent: { agents, temporal, clock },
     workerPing: temporal,
+    workflowRuns: new WorkflowRuns(temporal),
   });
   const authenticate: Record<Auth, RequestHandler[]> = {
     none: [],
