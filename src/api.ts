@@ -6,6 +6,7 @@ import { channelOperations } from './alerts/channels.routes';
 import { canaryOperations } from './canaries/canaries.routes';
 import { threatOperations } from './canaries/threats.routes';
 import { tripwireOperations } from './canaries/tripwire.routes';
+import { dashboardOperations } from './dashboard/dashboard.routes';
 import { workerPingOperations } from './diagnostics/worker-ping.routes';
 import { chainsOperations } from './evidence/chains.routes';
 import { exportsOperations } from './evidence/export/exports.routes';
@@ -53,6 +54,7 @@ export const API = {
   agent: agentOperations,
   workerPing: workerPingOperations,
   workflowRuns: workflowRunOperations,
+  dashboard: dashboardOperations,
 } as const;
 
 export type ApiDeps = { [K in keyof typeof API]: DepsOf<(typeof API)[K]> };

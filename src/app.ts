@@ -61,6 +61,7 @@ import { ShieldInspector } from './shield/shield.service';
 import type { Temporal } from './temporal/client';
 import { DEFAULT_RECONCILER_SETTINGS, StartReconciler } from './temporal/start-reconciler';
 import { WorkflowRuns } from './workflow-runs/workflow-runs';
+import { Dashboard } from './dashboard/dashboard';
 
 export interface AppDeps {
   config: Config;
@@ -240,6 +241,7 @@ export function createApp({
     agent: { agents, temporal, clock },
     workerPing: temporal,
     workflowRuns: new WorkflowRuns(temporal),
+    dashboard: { dashboard: new Dashboard(mongo.db, new ChannelsRepository(mongo.db)), clock },
   });
   const authenticate: Record<Auth, RequestHandler[]> = {
     none: [],
