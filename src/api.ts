@@ -6,6 +6,7 @@ import { channelOperations } from './alerts/channels.routes';
 import { canaryOperations } from './canaries/canaries.routes';
 import { threatOperations } from './canaries/threats.routes';
 import { tripwireOperations } from './canaries/tripwire.routes';
+import { communityOperations } from './community/community.routes';
 import { dashboardOperations } from './dashboard/dashboard.routes';
 import { workerPingOperations } from './diagnostics/worker-ping.routes';
 import { chainsOperations } from './evidence/chains.routes';
@@ -55,6 +56,7 @@ export const API = {
   workerPing: workerPingOperations,
   workflowRuns: workflowRunOperations,
   dashboard: dashboardOperations,
+  community: communityOperations,
 } as const;
 
 export type ApiDeps = { [K in keyof typeof API]: DepsOf<(typeof API)[K]> };

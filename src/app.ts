@@ -62,6 +62,7 @@ import type { Temporal } from './temporal/client';
 import { DEFAULT_RECONCILER_SETTINGS, StartReconciler } from './temporal/start-reconciler';
 import { WorkflowRuns } from './workflow-runs/workflow-runs';
 import { Dashboard } from './dashboard/dashboard';
+import { CommunityIndicators } from './community/community-indicators';
 
 export interface AppDeps {
   config: Config;
@@ -242,6 +243,10 @@ export function createApp({
     workerPing: temporal,
     workflowRuns: new WorkflowRuns(temporal),
     dashboard: { dashboard: new Dashboard(mongo.db, new ChannelsRepository(mongo.db)), clock },
+    community: {
+      indicators: new CommunityIndicators(mongo.db, users, config.COMMUNITY_MIN_WORKSPACES),
+      clock,
+    },
   });
   const authenticate: Record<Auth, RequestHandler[]> = {
     none: [],

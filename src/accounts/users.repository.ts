@@ -10,6 +10,8 @@ export interface User {
   plan: PlanId;
   /** Where the built-in messaging-chat channel sends this account's alerts; set in its settings. */
   telegramChatId?: string | null;
+  /** Opted in to community indicators: shares its hits' source addresses, and sees the indicators. */
+  communitySharing?: boolean;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -18,7 +20,10 @@ type UserDoc = Omit<User, 'id'> & { _id: string };
 
 export const usersIndexes: CollectionIndexes = {
   collection: 'users',
-  indexes: [{ key: { email: 1 }, name: 'email_unique', unique: true }],
+  indexes: [
+    { key: { email: 1 }, name: 'email_unique', unique: true },
+    { key: { communitySharing: 1 }, name: 'community_sharing', sparse: true },
+  ],
 };
 
 export class EmailTakenError extends Error {}
@@ -58,6 +63,14 @@ export class UsersRepository {
     return doc && toUser(doc);
   }
 
+  /** The accounts that opted in to community indicators. */
+  async communityMembers(): Promise<string[]> {
+    const docs = await this.users
+      .find({ communitySharing: true }, { projection: { _id: 1 } })
+      .toArray();
+    return docs.map((doc) => doc._id);
+  }
+
   async findByEmail(email: string): Promise<User | null> {
     const doc = await this.users.findOne({ email });
     return doc && toUser(doc);
@@ -65,12 +78,14 @@ export class UsersRepository {
 
   async updateSettings(
     userId: string,
-    settings: Pick<User, 'telegramChatId'>,
+    settings: Partial<Pick<User, 'telegramChatId' | 'communitySharing'>>,
     now: Date,
   ): Promise<User | null> {
+    // A setting left out stays as it is (an undefined value would be stored as null).
+    const given = Object.entries(settings).filter(([, value]) => value !== undefined);
     const doc = await this.users.findOneAndUpdate(
       { _id: userId },
-      { $set: { ...settings, updatedAt: now } },
+      { $set: { ...Object.fromEntries(given), updatedAt: now } },
       { returnDocument: 'after' },
     );
     return doc && toUser(doc);
