@@ -6,6 +6,7 @@ import { channelOperations } from './alerts/channels.routes';
 import { canaryOperations } from './canaries/canaries.routes';
 import { threatOperations } from './canaries/threats.routes';
 import { tripwireOperations } from './canaries/tripwire.routes';
+import { adminOperations } from './admin/admin.routes';
 import { communityOperations } from './community/community.routes';
 import { dashboardOperations } from './dashboard/dashboard.routes';
 import { workerPingOperations } from './diagnostics/worker-ping.routes';
@@ -57,6 +58,7 @@ export const API = {
   workflowRuns: workflowRunOperations,
   dashboard: dashboardOperations,
   community: communityOperations,
+  admin: adminOperations,
 } as const;
 
 export type ApiDeps = { [K in keyof typeof API]: DepsOf<(typeof API)[K]> };

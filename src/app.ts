@@ -8,7 +8,7 @@ import { KnownDevicesRepository } from './accounts/known-devices.repository';
 import { FailureBudget, LoginThrottle } from './accounts/login-throttle';
 import { PasswordHasher } from './accounts/passwords';
 import { SessionsRepository } from './accounts/sessions.repository';
-import { UsersRepository } from './accounts/users.repository';
+import { isOperator, UsersRepository } from './accounts/users.repository';
 import { systemClock, type Clock } from './clock';
 import type { Config } from './config';
 import type { Database } from './db/mongo';
@@ -63,6 +63,7 @@ import { DEFAULT_RECONCILER_SETTINGS, StartReconciler } from './temporal/start-r
 import { WorkflowRuns } from './workflow-runs/workflow-runs';
 import { Dashboard } from './dashboard/dashboard';
 import { CommunityIndicators } from './community/community-indicators';
+import { AdminService } from './admin/admin.service';
 
 export interface AppDeps {
   config: Config;
@@ -184,7 +185,12 @@ export function createApp({
     void (await tripwires.recordHit({ secrets: candidates, via, ...presenterOf(req) }));
   const session = requireSession(auth, refused);
   const sessionOrKey = requireSessionOrApiKey(auth, refused);
-  const keys = new ApiKeysService({ keys: new ApiKeysRepository(mongo.db), audit, clock });
+  const keys = new ApiKeysService({
+    keys: new ApiKeysRepository(mongo.db),
+    audit,
+    clock,
+    isOperator: async (accountId) => isOperator(await users.findById(accountId)),
+  });
   const deliveries = new DeliveriesRepository(mongo.db);
 
   const docsToken = operatorToken(config.DOCS_TOKEN, 'DOCS_TOKEN');
@@ -246,6 +252,17 @@ export function createApp({
     community: {
       indicators: new CommunityIndicators(mongo.db, users, config.COMMUNITY_MIN_WORKSPACES),
       clock,
+    },
+    admin: {
+      admin: new AdminService({
+        users,
+        sessions: new SessionsRepository(mongo.db),
+        keys: new ApiKeysRepository(mongo.db),
+        meter,
+        store,
+        clock,
+      }),
+      users,
     },
   });
   const authenticate: Record<Auth, RequestHandler[]> = {
