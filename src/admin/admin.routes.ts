@@ -58,6 +58,24 @@ const accountPath = '/api/admin/accounts/{user_id}';
 const onlyOperators = (deps: AdminDeps) => [requireOperator(deps.users)];
 const refusals = { 403: NOT_AN_OPERATOR, 404: 'No such account' };
 
+/** `POST /api/admin/accounts/{user_id}/<disable|enable>`: the account as it now is. */
+function switchOperation(to: 'disable' | 'enable', summary: string, description: string) {
+  return operation({
+    operationId: `admin${to[0]!.toUpperCase()}${to.slice(1)}Account`,
+    method: 'post',
+    path: `${accountPath}/${to}`,
+    summary,
+    description,
+    auth: 'sessionOrApiKey',
+    before: onlyOperators,
+    success: { status: 200, description: 'The account' },
+    response: accountView,
+    errors: refusals,
+    handler: async ({ params, res }, { admin }) =>
+      describe(await admin[to](operatorOf(res), params.user_id!)),
+  });
+}
+
 /**
  * `/api/admin` (operators only; `admin:*` for keys): accounts, their plan, usage, sessions, and
  * disabling. The operator check runs after input validation, so a malformed request from anyone is
@@ -116,35 +134,16 @@ export const adminOperations = [
     handler: async ({ body, params, res }, { admin }) =>
       describe(await admin.setPlan(operatorOf(res), params.user_id!, body.plan)),
   }),
-  operation({
-    operationId: 'adminDisableAccount',
-    method: 'post',
-    path: `${accountPath}/disable`,
-    summary: 'Disable an account',
-    description:
-      'No sign-in, every session ended, every API key refused (suspended, not revoked) until it is enabled again. Its canaries still fire and are recorded.',
-    auth: 'sessionOrApiKey',
-    before: onlyOperators,
-    success: { status: 200, description: 'The account' },
-    response: accountView,
-    errors: refusals,
-    handler: async ({ params, res }, { admin }) =>
-      describe(await admin.disable(operatorOf(res), params.user_id!)),
-  }),
-  operation({
-    operationId: 'adminEnableAccount',
-    method: 'post',
-    path: `${accountPath}/enable`,
-    summary: 'Enable a disabled account again',
-    description: 'Sign-in works again and its suspended API keys with it.',
-    auth: 'sessionOrApiKey',
-    before: onlyOperators,
-    success: { status: 200, description: 'The account' },
-    response: accountView,
-    errors: refusals,
-    handler: async ({ params, res }, { admin }) =>
-      describe(await admin.enable(operatorOf(res), params.user_id!)),
-  }),
+  switchOperation(
+    'disable',
+    'Disable an account',
+    'No sign-in, every session ended, every API key refused (suspended, not revoked) until it is enabled again. Its canaries still fire and are recorded.',
+  ),
+  switchOperation(
+    'enable',
+    'Enable a disabled account again',
+    'Sign-in works again and its suspended API keys with it.',
+  ),
   operation({
     operationId: 'adminRevokeSessions',
     method: 'post',
