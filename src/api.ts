@@ -7,6 +7,7 @@ import { canaryOperations } from './canaries/canaries.routes';
 import { threatOperations } from './canaries/threats.routes';
 import { tripwireOperations } from './canaries/tripwire.routes';
 import { adminOperations } from './admin/admin.routes';
+import { privacyOperations } from './privacy/privacy.routes';
 import { communityOperations } from './community/community.routes';
 import { dashboardOperations } from './dashboard/dashboard.routes';
 import { workerPingOperations } from './diagnostics/worker-ping.routes';
@@ -59,6 +60,7 @@ export const API = {
   dashboard: dashboardOperations,
   community: communityOperations,
   admin: adminOperations,
+  privacy: privacyOperations,
 } as const;
 
 export type ApiDeps = { [K in keyof typeof API]: DepsOf<(typeof API)[K]> };

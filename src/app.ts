@@ -64,6 +64,7 @@ import { WorkflowRuns } from './workflow-runs/workflow-runs';
 import { Dashboard } from './dashboard/dashboard';
 import { CommunityIndicators } from './community/community-indicators';
 import { AdminService } from './admin/admin.service';
+import { PrivacyExport } from './privacy/privacy-export';
 
 export interface AppDeps {
   config: Config;
@@ -264,6 +265,7 @@ export function createApp({
       }),
       users,
     },
+    privacy: { exporter: new PrivacyExport(mongo.db), clock },
   });
   const authenticate: Record<Auth, RequestHandler[]> = {
     none: [],

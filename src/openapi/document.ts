@@ -50,6 +50,7 @@ const TAGS: Record<string, string> = {
   'Workflow runs':
     "The caller's own alert, resend, test and agent-watch workflow runs and their stories",
   Dashboard: "The console overview's figures",
+  Privacy: 'Everything held about the caller, as one archive',
   Community: 'Addresses that fired canaries in several opted-in workspaces',
   Admin: "The operators' API: accounts, plans, usage, disabling (operator accounts only)",
   Operations: 'Health, readiness, metrics, diagnostics and this reference',
