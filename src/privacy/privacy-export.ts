@@ -51,6 +51,8 @@ const SECTIONS: readonly Section[] = [
   { name: 'evidence', collection: evidenceIndexes.collection, sort: { seq: 1 } },
 ];
 
+export const SECTION_NAMES = SECTIONS.map((section) => section.name);
+
 const ACCOUNT_OMIT = ['passwordHash'];
 
 function exported({ _id, ...rest }: Document, omit: readonly string[] = []): Document {

@@ -2,7 +2,20 @@ import type { Clock } from '../clock';
 import { callerAccountId } from '../auth/caller';
 import { DomainError } from '../errors';
 import { operationsFor } from '../http/operation';
-import type { PrivacyExport } from './privacy-export';
+import { z } from 'zod';
+import { SECTION_NAMES, type PrivacyExport } from './privacy-export';
+
+const storedRecord = z.record(z.string(), z.unknown());
+
+/** The archive as written: stored records, as they are held, under each section's name. */
+const archiveView = z
+  .object({
+    format: z.string(),
+    exported_at: z.iso.datetime(),
+    account: storedRecord,
+    ...Object.fromEntries(SECTION_NAMES.map((name) => [name, z.array(storedRecord)])),
+  })
+  .meta({ id: 'PrivacyArchive' });
 
 export interface PrivacyDeps {
   exporter: PrivacyExport;
@@ -24,6 +37,7 @@ export const privacyOperations = [
       description: '`{format, exported_at, account, api_keys, canaries, …, evidence}`',
       contentType: 'application/json',
     },
+    response: archiveView,
     handler: async ({ res }, { exporter, clock }) => {
       const now = clock();
       res.status(200);
