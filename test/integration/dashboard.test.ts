@@ -27,15 +27,12 @@ describe('GET /api/dashboard', () => {
     await fire(b);
     await fire(bobs);
     await t.tripwires.flush();
-    const channel = await request(t.app)
-      .post('/api/alert-channels')
-      .set(as(alice))
-      .send({
-        kind: 'webhook',
-        name: 'hook',
-        url: 'https://93.184.216.34/hooks/incoming',
-        secret: 'dashboard-test-webhook-secret',
-      });
+    const channel = await request(t.app).post('/api/alert-channels').set(as(alice)).send({
+      kind: 'webhook',
+      name: 'hook',
+      url: 'https://93.184.216.34/hooks/incoming',
+      secret: 'dashboard-test-webhook-secret',
+    });
     expect(channel.status).toBe(201);
 
     const res = await request(t.app).get('/api/dashboard').set(as(alice));
