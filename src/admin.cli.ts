@@ -5,7 +5,13 @@ import { InvitesRepository } from './accounts/invites.repository';
 import { PasswordHasher } from './accounts/passwords';
 import { SessionsRepository } from './accounts/sessions.repository';
 import { newSecretToken, tokenDigest } from './accounts/tokens';
-import { EmailTakenError, type User, UsersRepository } from './accounts/users.repository';
+import {
+  EmailTakenError,
+  USER_ROLES,
+  type User,
+  type UserRole,
+  UsersRepository,
+} from './accounts/users.repository';
 import { loadConfigOrExit, type Config } from './config';
 import { connectMongo, type Database } from './db/mongo';
 import { generateSigner, verifierKey } from './evidence/log/signed-note';
@@ -14,6 +20,7 @@ import { PLAN_IDS, type PlanId } from './plans';
 
 const USAGE = `Usage: npm run admin -- <command>   (in the image: node dist/src/admin.cli.js <command>)
   set-plan <email or user id> <${PLAN_IDS.join('|')}>
+  set-role <email or user id> <${USER_ROLES.join('|')}>   operators may use the admin API (/api/admin)
   create-user <email>                 make an account; prints a one-time password to change
   reset-password <email or user id>   new one-time password; every session of the account ends
   revoke-sessions <email or user id>  ends every session of the account (it must log in again)
@@ -58,6 +65,16 @@ const COMMANDS: Record<string, Command> = {
     if (!user) return 1;
     await users.setPlan(user.id, plan as PlanId, new Date());
     console.log(`${user.email} (${user.id}): plan ${user.plan} → ${plan}`);
+    return 0;
+  },
+
+  async 'set-role'({ db }, [who, role]) {
+    if (!USER_ROLES.includes(role as UserRole)) throw new UsageError();
+    const users = new UsersRepository(db);
+    const user = await findUser(users, who);
+    if (!user) return 1;
+    await users.setRole(user.id, role as UserRole, new Date());
+    console.log(`${user.email} (${user.id}): role ${user.role ?? 'user'} → ${role}`);
     return 0;
   },
 

@@ -6,6 +6,10 @@ import { channelOperations } from './alerts/channels.routes';
 import { canaryOperations } from './canaries/canaries.routes';
 import { threatOperations } from './canaries/threats.routes';
 import { tripwireOperations } from './canaries/tripwire.routes';
+import { adminOperations } from './admin/admin.routes';
+import { privacyOperations } from './privacy/privacy.routes';
+import { communityOperations } from './community/community.routes';
+import { dashboardOperations } from './dashboard/dashboard.routes';
 import { workerPingOperations } from './diagnostics/worker-ping.routes';
 import { chainsOperations } from './evidence/chains.routes';
 import { exportsOperations } from './evidence/export/exports.routes';
@@ -23,6 +27,7 @@ import { metricsOperations } from './metrics';
 import { referenceOperations } from './openapi/reference.routes';
 import { ragOperations } from './rag/rag.routes';
 import { shieldOperations } from './shield/shield.routes';
+import { workflowRunOperations } from './workflow-runs/workflow-runs.routes';
 
 /**
  * Every operation the API serves, by route file, in the order of the reference. app.ts binds each
@@ -53,6 +58,11 @@ export const API = {
   rag: ragOperations,
   agent: agentOperations,
   workerPing: workerPingOperations,
+  workflowRuns: workflowRunOperations,
+  dashboard: dashboardOperations,
+  community: communityOperations,
+  admin: adminOperations,
+  privacy: privacyOperations,
 } as const;
 
 export type ApiDeps = { [K in keyof typeof API]: DepsOf<(typeof API)[K]> };

@@ -8,7 +8,7 @@ import { KnownDevicesRepository } from './accounts/known-devices.repository';
 import { FailureBudget, LoginThrottle } from './accounts/login-throttle';
 import { PasswordHasher } from './accounts/passwords';
 import { SessionsRepository } from './accounts/sessions.repository';
-import { UsersRepository } from './accounts/users.repository';
+import { isOperator, UsersRepository } from './accounts/users.repository';
 import { systemClock, type Clock } from './clock';
 import type { Config } from './config';
 import type { Database } from './db/mongo';
@@ -62,6 +62,11 @@ import type { PlanLimits } from './metering/plan-limits';
 import { ShieldInspector } from './shield/shield.service';
 import type { Temporal } from './temporal/client';
 import { DEFAULT_RECONCILER_SETTINGS, StartReconciler } from './temporal/start-reconciler';
+import { WorkflowRuns } from './workflow-runs/workflow-runs';
+import { Dashboard } from './dashboard/dashboard';
+import { CommunityIndicators } from './community/community-indicators';
+import { AdminService } from './admin/admin.service';
+import { PrivacyExport } from './privacy/privacy-export';
 
 export interface AppDeps {
   config: Config;
@@ -201,7 +206,12 @@ export function createApp({
     void (await tripwires.recordHit({ secrets: candidates, via, ...presenterOf(req) }));
   const session = requireSession(auth, refused);
   const sessionOrKey = requireSessionOrApiKey(auth, refused);
-  const keys = new ApiKeysService({ keys: new ApiKeysRepository(mongo.db), audit, clock });
+  const keys = new ApiKeysService({
+    keys: new ApiKeysRepository(mongo.db),
+    audit,
+    clock,
+    isOperator: async (accountId) => isOperator(await users.findById(accountId)),
+  });
   const deliveries = new DeliveriesRepository(mongo.db);
 
   const docsToken = operatorToken(config.DOCS_TOKEN, 'DOCS_TOKEN');
@@ -259,6 +269,24 @@ export function createApp({
     },
     agent: { agents, temporal, clock },
     workerPing: temporal,
+    workflowRuns: new WorkflowRuns(temporal),
+    dashboard: { dashboard: new Dashboard(mongo.db, new ChannelsRepository(mongo.db)), clock },
+    community: {
+      indicators: new CommunityIndicators(mongo.db, users, config.COMMUNITY_MIN_WORKSPACES),
+      clock,
+    },
+    admin: {
+      admin: new AdminService({
+        users,
+        sessions: new SessionsRepository(mongo.db),
+        keys: new ApiKeysRepository(mongo.db),
+        meter,
+        store,
+        clock,
+      }),
+      users,
+    },
+    privacy: { exporter: new PrivacyExport(mongo.db), clock },
   });
   const authenticate: Record<Auth, RequestHandler[]> = {
     none: [],

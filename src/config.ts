@@ -263,6 +263,10 @@ const configSchema = z.object({
     description:
       "Where every presented tripwire hit is written (fsync'd) before it is answered, and replayed from after a crash or a database outage; local disk, one segment file per process at a time, so API processes on one host may share it (see [Operations](operations.md#the-tripwire-journal))",
   }),
+  COMMUNITY_MIN_WORKSPACES: z.coerce.number().int().min(2).max(1000).default(3).meta({
+    description:
+      'A source address is a community indicator once it fired canaries of at least this many opted-in workspaces within 30 days (at least 2, so no indicator points at one workspace)',
+  }),
   STORM_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60).meta({
     description:
       'Hits on one canary from one source within this window form one threat event and one alert',

@@ -10,9 +10,10 @@ import { EvidenceView } from './views/evidence';
 import { KeysView } from './views/keys';
 import { SignIn } from './views/sign-in';
 import { ThreatsView } from './views/threats';
+import { WorkflowRunsView } from './views/workflow-runs';
 import './styles.css';
 
-type Route = 'account' | 'keys' | 'channels' | 'canaries' | 'threats' | 'evidence';
+type Route = 'account' | 'keys' | 'channels' | 'canaries' | 'threats' | 'runs' | 'evidence';
 
 const ROUTES: Record<Route, { title: string; view: FunctionComponent<{ account: Account }> }> = {
   account: { title: 'Account', view: AccountView },
@@ -20,6 +21,7 @@ const ROUTES: Record<Route, { title: string; view: FunctionComponent<{ account: 
   channels: { title: 'Alert channels', view: ChannelsView },
   canaries: { title: 'Canaries', view: CanariesView },
   threats: { title: 'Threat events', view: ThreatsView },
+  runs: { title: 'Workflow runs', view: WorkflowRunsView },
   evidence: { title: 'Evidence log', view: EvidenceView },
 };
 

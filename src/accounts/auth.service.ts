@@ -138,6 +138,12 @@ export class AuthService {
     }
     notFailed();
     await throttle.succeeded(who);
+    if (user.disabledAt) {
+      throw new DomainError(
+        'forbidden',
+        'This account is disabled: ask the operator of this service',
+      );
+    }
     const now = this.deps.clock();
     if (verification.outdated) {
       await users.setPasswordHash(user.id, await hasher.hash(password), now, user.passwordHash);

@@ -10,14 +10,22 @@ const telegramChatId = z
   .string()
   .regex(/^(-?\d{1,20}|@[A-Za-z][A-Za-z0-9_]{4,31})$/, 'a numeric chat id or an @channel name');
 
-export const updateSchema = z.object({ telegram_chat_id: telegramChatId.nullable() }).strict();
+export const updateSchema = z
+  .object({
+    telegram_chat_id: telegramChatId.nullable().optional(),
+    community_sharing: z.boolean().optional(),
+  })
+  .strict();
 
 export const settingsView = z
-  .object({ telegram_chat_id: z.string().nullable() })
+  .object({ telegram_chat_id: z.string().nullable(), community_sharing: z.boolean() })
   .meta({ id: 'Settings' });
 
 function describe(user: User): z.output<typeof settingsView> {
-  return { telegram_chat_id: user.telegramChatId ?? null };
+  return {
+    telegram_chat_id: user.telegramChatId ?? null,
+    community_sharing: user.communitySharing ?? false,
+  };
 }
 
 const gone = () =>
@@ -37,9 +45,9 @@ export const settingsOperations = [
     path: '/api/settings',
     summary: "The account's settings",
     description:
-      "`telegram_chat_id`: where the built-in chat channel sends this account's alerts (`null` turns it off).",
+      "`telegram_chat_id`: where the built-in chat channel sends this account's alerts (`null` turns it off). `community_sharing`: opted in to community indicators (off by default).",
     auth: 'sessionOrApiKey',
-    success: { status: 200, description: '`{telegram_chat_id}`' },
+    success: { status: 200, description: '`{telegram_chat_id, community_sharing}`' },
     response: settingsView,
     handler: async ({ res }, { users }) => {
       const user = await users.findById(callerAccountId(res));
@@ -52,13 +60,17 @@ export const settingsOperations = [
     method: 'patch',
     path: '/api/settings',
     summary: "Change the account's settings",
+    description: 'A setting left out stays as it is.',
     auth: 'sessionOrApiKey',
     body: updateSchema,
-    success: { status: 200, description: '`{telegram_chat_id}`' },
+    success: { status: 200, description: '`{telegram_chat_id, community_sharing}`' },
     response: settingsView,
     examples: { body: { telegram_chat_id: '@my_alerts' } },
     handler: async ({ body, res }, { users, clock }) => {
-      const settings = { telegramChatId: body.telegram_chat_id };
+      const settings = {
+        telegramChatId: body.telegram_chat_id,
+        communitySharing: body.community_sharing,
+      };
       const user = await users.updateSettings(callerAccountId(res), settings, clock());
       if (!user) throw gone();
       return describe(user);

@@ -10,15 +10,30 @@ export interface User {
   plan: PlanId;
   /** Where the built-in messaging-chat channel sends this account's alerts; set in its settings. */
   telegramChatId?: string | null;
+  /** Opted in to community indicators: shares its hits' source addresses, and sees the indicators. */
+  communitySharing?: boolean;
+  /** `operator`: may use the admin API and hold `admin:*` keys (set with the admin CLI only). */
+  role?: UserRole;
+  /** Disabled by an operator: no sign-in, no session, no API key works until re-enabled. */
+  disabledAt?: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }
+
+export const USER_ROLES = ['user', 'operator'] as const;
+export type UserRole = (typeof USER_ROLES)[number];
+
+export const isOperator = (user: User | null): boolean =>
+  user?.role === 'operator' && !user.disabledAt;
 
 type UserDoc = Omit<User, 'id'> & { _id: string };
 
 export const usersIndexes: CollectionIndexes = {
   collection: 'users',
-  indexes: [{ key: { email: 1 }, name: 'email_unique', unique: true }],
+  indexes: [
+    { key: { email: 1 }, name: 'email_unique', unique: true },
+    { key: { communitySharing: 1 }, name: 'community_sharing', sparse: true },
+  ],
 };
 
 export class EmailTakenError extends Error {}
@@ -61,6 +76,14 @@ export class UsersRepository {
     return doc && toUser(doc);
   }
 
+  /** The accounts that opted in to community indicators. */
+  async communityMembers(): Promise<string[]> {
+    const docs = await this.users
+      .find({ communitySharing: true }, { projection: { _id: 1 } })
+      .toArray();
+    return docs.map((doc) => doc._id);
+  }
+
   async findByEmail(email: string): Promise<User | null> {
     const doc = await this.users.findOne({ email });
     return doc && toUser(doc);
@@ -68,12 +91,14 @@ export class UsersRepository {
 
   async updateSettings(
     userId: string,
-    settings: Pick<User, 'telegramChatId'>,
+    settings: Partial<Pick<User, 'telegramChatId' | 'communitySharing'>>,
     now: Date,
   ): Promise<User | null> {
+    // A setting left out stays as it is (an undefined value would be stored as null).
+    const given = Object.entries(settings).filter(([, value]) => value !== undefined);
     const doc = await this.users.findOneAndUpdate(
       { _id: userId },
-      { $set: { ...settings, updatedAt: now } },
+      { $set: { ...Object.fromEntries(given), updatedAt: now } },
       { returnDocument: 'after' },
     );
     return doc && toUser(doc);
@@ -94,6 +119,42 @@ export class UsersRepository {
       $set: { passwordHash, updatedAt: now },
     });
     return matchedCount === 1;
+  }
+
+  async setRole(userId: string, role: UserRole, now: Date): Promise<User | null> {
+    return this.set(userId, { role }, now);
+  }
+
+  async setDisabled(userId: string, disabledAt: Date | null, now: Date): Promise<User | null> {
+    return this.set(userId, { disabledAt }, now);
+  }
+
+  /**
+   * Accounts in email order after `after`, those whose email starts with `prefix` (lower case, as
+   * stored): a range on the unique email index, however many accounts there are.
+   */
+  async search(prefix: string, after: string | undefined, limit: number): Promise<User[]> {
+    const upper = prefix ? `${prefix}\u{10FFFF}` : undefined;
+    const from = after !== undefined && after >= prefix ? { $gt: after } : { $gte: prefix };
+    const docs = await this.users
+      .find({ email: { ...from, ...(upper && { $lt: upper }) } })
+      .sort({ email: 1 })
+      .limit(limit)
+      .toArray();
+    return docs.map(toUser);
+  }
+
+  private async set(
+    userId: string,
+    fields: Partial<Pick<UserDoc, 'role' | 'disabledAt'>>,
+    now: Date,
+  ): Promise<User | null> {
+    const doc = await this.users.findOneAndUpdate(
+      { _id: userId },
+      { $set: { ...fields, updatedAt: now } },
+      { returnDocument: 'after' },
+    );
+    return doc && toUser(doc);
   }
 
   async setPlan(userId: string, plan: PlanId, now: Date): Promise<User | null> {

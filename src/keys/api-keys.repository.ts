@@ -15,6 +15,8 @@ export interface ApiKey {
   createdAt: Date;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
+  /** Set while an operator has the account disabled: refused like a revoked key, until re-enabled. */
+  suspendedAt?: Date | null;
 }
 
 type ApiKeyDoc = Omit<ApiKey, 'id'> & { _id: string };
@@ -124,6 +126,15 @@ export class ApiKeysRepository {
       { returnDocument: 'after' },
     );
     return doc && toApiKey(doc);
+  }
+
+  /** Suspends (a date) or resumes (null) every active key of the account; returns how many. */
+  async suspendAll(accountId: string, suspendedAt: Date | null): Promise<number> {
+    const { modifiedCount } = await this.keys.updateMany(
+      { accountId, revokedAt: null },
+      { $set: { suspendedAt } },
+    );
+    return modifiedCount;
   }
 
   /** Moves `lastUsedAt` forward only, so replicas writing out of order never move it back. */

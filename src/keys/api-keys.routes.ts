@@ -58,13 +58,17 @@ export const apiKeysOperations = [
     method: 'post',
     path: '/api/auth/generate-key',
     summary: 'Create an API key (shown once)',
-    description: '`key` is shown this once; at most 20 scopes, and five active keys per account.',
+    description:
+      '`key` is shown this once; at most 20 scopes, and five active keys per account. Scopes of the `admin` namespace only on operator accounts (403 otherwise).',
     auth: 'session',
     body: createSchema,
     bodyOptional: true,
     success: { status: 201, description: 'The key' },
     response: newKeyView,
-    errors: { 400: 'Five active keys already' },
+    errors: {
+      400: 'Five active keys already',
+      403: 'Admin scopes on an account that is not an operator',
+    },
     examples: { body: { name: 'ci', scopes: ['canaries:read', 'shield:*'] } },
     handler: async ({ body, res }, keys) => {
       const { key, value } = await keys.create(sessionOf(res), body);

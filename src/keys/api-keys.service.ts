@@ -1,3 +1,4 @@
+import { adminScopes } from '../admin/operators';
 import type { SessionPrincipal } from '../accounts/auth.service';
 import type { AuditTrail } from '../evidence/trail/audit-trail';
 import type { Clock } from '../clock';
@@ -17,6 +18,8 @@ interface ApiKeysServiceDeps {
   keys: ApiKeysRepository;
   audit: AuditTrail;
   clock: Clock;
+  /** Whether the account is an operator: only operators' keys may hold `admin` scopes. */
+  isOperator(accountId: string): Promise<boolean>;
 }
 
 export class ApiKeysService {
@@ -32,6 +35,14 @@ export class ApiKeysService {
     request: { name?: string; scopes?: string[] },
   ): Promise<{ key: ApiKey; value: string }> {
     const { keys, audit, clock } = this.deps;
+    const scopes = normaliseScopes(request.scopes);
+    const admin = adminScopes(scopes);
+    if (admin.length > 0 && !(await this.deps.isOperator(session.userId))) {
+      throw new DomainError(
+        'forbidden',
+        `Only operator accounts may hold admin scopes: ${admin.join(', ')}`,
+      );
+    }
     const now = clock();
     const generated = generateApiKey();
     const slot = await this.claimSlot(session.userId, generated.keyId, now);
@@ -41,7 +52,7 @@ export class ApiKeysService {
       name: request.name ?? 'API key',
       prefix: generated.prefix,
       secretHash: generated.secretHash,
-      scopes: normaliseScopes(request.scopes),
+      scopes,
       slot,
       createdAt: now,
       lastUsedAt: null,
@@ -128,7 +139,8 @@ export class ApiKeysService {
     const parsed = parseApiKey(value);
     if (!parsed) return null;
     const key = await this.lookups.load(parsed.keyId);
-    if (!key || key.revokedAt || !secretMatches(parsed.secret, key.secretHash)) return null;
+    if (!key || key.revokedAt || key.suspendedAt || !secretMatches(parsed.secret, key.secretHash))
+      return null;
     this.noteUse(key.id);
     return { keyId: key.id, accountId: key.accountId, scopes: key.scopes };
   }

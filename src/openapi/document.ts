@@ -47,6 +47,12 @@ const TAGS: Record<string, string> = {
   Honeypot: 'Traps whose decoys fire as canaries',
   RAG: 'Documents whose leaks fire as canaries',
   Agents: 'AI agent heartbeat watch',
+  'Workflow runs':
+    "The caller's own alert, resend, test and agent-watch workflow runs and their stories",
+  Dashboard: "The console overview's figures",
+  Privacy: 'Everything held about the caller, as one archive',
+  Community: 'Addresses that fired canaries in several opted-in workspaces',
+  Admin: "The operators' API: accounts, plans, usage, disabling (operator accounts only)",
   Operations: 'Health, readiness, metrics, diagnostics and this reference',
 };
 

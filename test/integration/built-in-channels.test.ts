@@ -165,12 +165,13 @@ describe('/api/settings', () => {
     const who = await signUpAndLogIn(t.app);
     expect((await request(t.app).get('/api/settings').set(as(who))).body).toEqual({
       telegram_chat_id: null,
+      community_sharing: false,
     });
     for (const value of ['@alerts_channel', '-1001234567890', null]) {
       const res = await request(t.app).patch('/api/settings').set(as(who)).send({
         telegram_chat_id: value,
       });
-      expect(res.body).toEqual({ telegram_chat_id: value });
+      expect(res.body).toEqual({ telegram_chat_id: value, community_sharing: false });
     }
   });
 
@@ -203,7 +204,7 @@ describe('/api/settings', () => {
       .patch('/api/settings')
       .set(key(writer))
       .send({ telegram_chat_id: '123' });
-    expect(written.body).toEqual({ telegram_chat_id: '123' });
+    expect(written.body).toEqual({ telegram_chat_id: '123', community_sharing: false });
   });
 
   it('when nobody is signed in, then 401', async () => {

@@ -40,6 +40,12 @@ beforeAll(async () => {
   await Promise.all(
     SPEC_TABLE.map(async ([prefix, read, write]) => {
       const who = await signUpAndLogIn(t.app);
+      // Only operator accounts may hold admin scopes (test/integration/admin-api.test.ts).
+      if (prefix === '/api/admin') {
+        await t.mongo.db
+          .collection('users')
+          .updateOne({ _id: who.userId as never }, { $set: { role: 'operator' } });
+      }
       const make = async (scope: string) =>
         (await createKey(t.app, who.token, { scopes: [scope] })).key;
       keys.set(prefix, {

@@ -1,0 +1,78 @@
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Browser, Page } from 'playwright-core';
+import request from 'supertest';
+import { PASSWORD } from '../support/accounts';
+import { launchChromium } from '../support/browser';
+import { createTestApp, type TestApp } from '../support/test-app';
+import { startTestWorker } from '../support/test-worker';
+
+/** The console's Workflow runs page in a real browser, against the real API, Temporal and worker. */
+jest.setTimeout(120_000);
+
+let t: TestApp;
+let worker: { stop(): Promise<void> };
+let server: Server;
+let browser: Browser;
+let page: Page;
+let base: string;
+const email = `runs-e2e-${Date.now()}@example.com`;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  worker = await startTestWorker(t.mongo.db, t.config.TEMPORAL_TASK_QUEUE);
+  server = t.app.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  // localhost: the refresh cookie is Secure, which browsers allow on localhost.
+  base = `http://localhost:${(server.address() as AddressInfo).port}`;
+  browser = await launchChromium();
+  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+});
+afterAll(async () => {
+  await browser?.close();
+  server?.close();
+  await worker?.stop();
+  await t?.close();
+});
+
+const AXE_SOURCE = readFileSync(require.resolve('axe-core'), 'utf8');
+const heading = (name: string) => page.getByRole('heading', { name, exact: true, level: 1 });
+
+it("lists the account's own workflow runs, and passes axe-core's WCAG 2 A/AA rules", async () => {
+  await page.goto(base);
+  await page.getByRole('button', { name: 'Create an account' }).click();
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Create account' }).click();
+  await heading('Account').waitFor();
+
+  const login = await request(t.app).post('/api/auth/login').send({ email, password: PASSWORD });
+  const ping = await request(t.app)
+    .post('/api/diagnostics/worker-ping')
+    .set('Authorization', `Bearer ${login.body.token}`);
+  expect(ping.status).toBe(200);
+  // Visibility lags a run's end by a moment: the page's Refresh asks again.
+  await page.getByRole('link', { name: 'Workflow runs', exact: true }).click();
+  await heading('Workflow runs').waitFor();
+  const row = page.getByTestId('workflow-run').filter({ hasText: ping.body.workflow_id });
+  const deadline = Date.now() + 30_000;
+  while (!(await row.count()) || !(await row.textContent())!.includes('completed')) {
+    if (Date.now() > deadline) throw new Error('the run never showed as completed');
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    await page.waitForTimeout(300);
+  }
+  expect(await row.textContent()).toContain('workerPingWorkflow');
+
+  await page.evaluate(AXE_SOURCE);
+  const violations = await page.evaluate(async () => {
+    const { violations } = await (
+      globalThis as unknown as {
+        axe: { run(options: object): Promise<{ violations: { id: string }[] }> };
+      }
+    ).axe.run({ runOnly: ['wcag2a', 'wcag2aa'] });
+    return violations.map((v) => v.id);
+  });
+  expect(violations).toEqual([]);
+});
