@@ -177,7 +177,7 @@ async function deliverAlert(
   if (!input.recoveryMs?.length || !results.some((r) => r.outcome === 'failed')) return results;
 
   const recovered = await Promise.all(
-    results.map((result, i) =>
+    results.map(async (result, i) =>
       result.outcome === 'failed'
         ? recoverDelivery(input, payload, targets[i]!, result, routed)
         : result,
