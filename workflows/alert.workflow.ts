@@ -30,6 +30,18 @@ import {
 const MAX_ATTEMPTS = 3;
 const backoffMs = (attempt: number) => 1_000 * 2 ** (attempt - 1);
 
+/**
+ * A pause made up to a quarter longer, by a hash of `key` (the delivery id and the step): the
+ * retries of many alerts to one receiver that came back spread out instead of arriving at once.
+ * A hash, not `Math.random()`: the tracing interceptors draw from the workflow's seeded random
+ * source too, so a draw here would make recorded histories replay differently when traced.
+ */
+function jittered(ms: number, key: string): number {
+  let hash = 0x811c9dc5; // FNV-1a, 32 bits
+  for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
+  return Math.round(ms * (1 + (hash >>> 0) / 2 ** 34));
+}
+
 const FOLLOW_UP = ':follow-up';
 
 const sending = proxyLocalActivities<Activities>(ONE_SEND_ATTEMPT);
@@ -51,6 +63,8 @@ export async function alertWorkflow(input: AlertInput): Promise<AlertResult> {
     throw ApplicationFailure.create({
       type: ALERT_NOT_DELIVERED,
       nonRetryable: true,
+      // Every channel's outcome, as a completed alert returns them.
+      details: [{ results } satisfies AlertResult],
       message: `no channel got the alert: ${results
         .filter((r) => r.outcome === 'failed')
         .map((r) => `${r.kind} ${r.channelId}: ${r.error}`)
@@ -205,7 +219,7 @@ async function recoverDelivery(
   const label = channelLabel(target);
   let result = failed;
   for (let round = 1; round <= schedule.length && result.outcome === 'failed'; round++) {
-    await sleep(schedule[round - 1]!, {
+    await sleep(jittered(schedule[round - 1]!, `${result.deliveryId}:recovery-${round}`), {
       summary: `pause before recovery ${round} of ${schedule.length} to ${label}`,
     });
     const current = (await books.listDeliveryTargets(input.accountId, undefined, routed)).find(
@@ -323,7 +337,7 @@ async function attemptDelivery(
         },
       ],
     );
-    await sleep(backoffMs(step), {
+    await sleep(jittered(backoffMs(step), `${deliveryId}:${attempt}`), {
       summary: `pause before attempt ${step + 1} to ${label}${round}`,
     });
   }

@@ -1,5 +1,5 @@
 import type { UsersRepository } from '../accounts/users.repository';
-import { resolveSafeTarget, UnsafeTargetError } from './address-safety';
+import { resolveSafeTarget, TransientLookupError, UnsafeTargetError } from './address-safety';
 import { BUILT_IN_CHANNEL_IDS, type BuiltInSettings } from './built-in-channels';
 import type { ChannelsRepository } from './channels.repository';
 import type { Attempt } from './http-delivery';
@@ -51,8 +51,16 @@ export class ChannelSender {
   }
 
   async attempt(accountId: string, channelId: string, alert: OutgoingAlert): Promise<Attempt> {
-    const receiver = await this.receiver(accountId, channelId);
-    return typeof receiver === 'string' ? refused(receiver) : once(receiver, alert);
+    try {
+      const receiver = await this.receiver(accountId, channelId);
+      return typeof receiver === 'string' ? refused(receiver) : await once(receiver, alert);
+    } catch (err) {
+      // A resolver that failed this once is a network error: the attempt is tried again.
+      if (err instanceof TransientLookupError) {
+        return { verdict: 'retry', status: null, error: err.message };
+      }
+      throw err;
+    }
   }
 
   /** Where the channel's provider sends, or why nothing can be sent. */
@@ -79,7 +87,7 @@ export class ChannelSender {
       const { secret, standardWebhooks } = channel;
       return { kind: channel.kind, to: { secret, standardWebhooks, target } };
     } catch (err) {
-      if (!(err instanceof UnsafeTargetError)) throw err;
+      if (!(err instanceof UnsafeTargetError) || err instanceof TransientLookupError) throw err;
       return `unsafe target: ${err.message}`;
     }
   }

@@ -25,7 +25,10 @@ const routing = {
   events: z.array(z.enum(ALERT_EVENTS)).min(1).nullable(),
   /** The lowest alert level the channel receives; null (the default) for all. */
   minLevel: z.enum(ALERT_LEVELS).nullable(),
-  /** Generic webhooks: also send Standard Webhooks headers. */
+  /**
+   * Generic webhooks: also send Standard Webhooks headers, so receivers can verify with those
+   * libraries in any language (on by default for a new webhook channel).
+   */
   standardWebhooks: z.boolean(),
 };
 
@@ -244,7 +247,12 @@ export const channelOperations = [
       checkKindFields(body.kind, { secret, standardWebhooks: body.standardWebhooks }, true);
       await checkUrl(targets, body.url);
       const channel = await channels.create(
-        { accountId: sessionOf(res).userId, ...body, secret: secret ?? null },
+        {
+          accountId: sessionOf(res).userId,
+          ...body,
+          standardWebhooks: body.standardWebhooks ?? body.kind === 'webhook',
+          secret: secret ?? null,
+        },
         clock(),
       );
       return describe(channel);

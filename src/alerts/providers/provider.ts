@@ -35,6 +35,11 @@ export interface HttpChannelSettings {
 export interface HttpMessage {
   body: string;
   headers: Record<string, string>;
+  /**
+   * Sent to this path on the channel's own host (the address already checked) instead of the
+   * channel's URL: a PagerDuty test goes to the change events endpoint beside the alert one.
+   */
+  path?: string;
 }
 
 export type HttpTo = HttpChannelSettings & { target: SafeTarget };
@@ -66,7 +71,12 @@ export function httpProvider(
     Partial<Pick<HttpChannelProvider, 'classify'>>,
 ): HttpChannelProvider {
   return {
-    send: (message, to) => postOnce(to.target, message.body, message.headers),
+    send: (message, to) =>
+      postOnce(
+        message.path ? { ...to.target, url: new URL(message.path, to.target.url) } : to.target,
+        message.body,
+        message.headers,
+      ),
     classify: httpAttempt,
     ...spec,
   };
