@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { WorkflowFailedError } from '@temporalio/client';
-import { ApplicationFailure, defaultPayloadConverter } from '@temporalio/common';
+import { defaultPayloadConverter } from '@temporalio/common';
 import request from 'supertest';
 import { z } from 'zod';
 import { startAlert } from '../../src/alerts/alert-workflows';
@@ -11,10 +10,10 @@ import {
   resendView,
 } from '../../src/alerts/channels.routes';
 import { verifyWebhookSignature } from '../../src/alerts/webhook-signature';
-import { ALERT_NOT_DELIVERED, searchAttributes, type AlertResult } from '../../workflows/shared';
+import { searchAttributes } from '../../workflows/shared';
 import { signUpAndLogIn, type SignedIn } from '../support/accounts';
 import { startAlertStack } from '../support/alert-stack';
-import { tripwirePayload } from '../support/alerts';
+import { alertResults, tripwirePayload } from '../support/alerts';
 import type { Receiver } from '../support/receiver';
 import {
   pagerDutyAnswer,
@@ -60,12 +59,7 @@ async function alert(who: SignedIn, level: 'CRITICAL' | 'HIGH' | 'MEDIUM', n = 0
   const payload = tripwirePayload(threatEventId);
   payload.data.alertLevel = level;
   const handle = await startAlert(t.temporal, { accountId: who.userId, payload, threatEventId });
-  const result = await handle.result().catch((err: unknown) => {
-    const cause = err instanceof WorkflowFailedError ? err.cause : undefined;
-    if (!(cause instanceof ApplicationFailure) || cause.type !== ALERT_NOT_DELIVERED) throw err;
-    return cause.details![0] as AlertResult;
-  });
-  return { handle, result };
+  return { handle, result: await alertResults(handle) };
 }
 
 describe('resend', () => {
