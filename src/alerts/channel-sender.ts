@@ -52,7 +52,7 @@ export class ChannelSender {
 
   async attempt(accountId: string, channelId: string, alert: OutgoingAlert): Promise<Attempt> {
     try {
-      const receiver = await this.receiver(accountId, channelId);
+      const receiver = await this.receiver(accountId, channelId, alert.now);
       return typeof receiver === 'string' ? refused(receiver) : await once(receiver, alert);
     } catch (err) {
       // A resolver that failed this once is a network error: the attempt is tried again.
@@ -64,7 +64,11 @@ export class ChannelSender {
   }
 
   /** Where the channel's provider sends, or why nothing can be sent. */
-  private async receiver(accountId: string, channelId: string): Promise<Receiver | string> {
+  private async receiver(
+    accountId: string,
+    channelId: string,
+    now: Date,
+  ): Promise<Receiver | string> {
     if (channelId === BUILT_IN_CHANNEL_IDS.email || channelId === BUILT_IN_CHANNEL_IDS.chat) {
       const user = await this.users.findById(accountId);
       if (!user) return 'account deleted';
@@ -84,8 +88,12 @@ export class ChannelSender {
         allowPrivate: this.allowPrivateTargets,
         deny: this.deny,
       });
-      const { secret, standardWebhooks } = channel;
-      return { kind: channel.kind, to: { secret, standardWebhooks, target } };
+      const { secret, standardWebhooks, previousSecret } = channel;
+      const overlap = previousSecret && previousSecret.until > now ? previousSecret.secret : null;
+      return {
+        kind: channel.kind,
+        to: { secret, standardWebhooks, previousSecret: overlap, target },
+      };
     } catch (err) {
       if (!(err instanceof UnsafeTargetError) || err instanceof TransientLookupError) throw err;
       return `unsafe target: ${err.message}`;

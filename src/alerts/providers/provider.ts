@@ -30,6 +30,8 @@ export interface HttpChannelSettings {
   secret: string | null;
   /** Generic webhooks: also send the Standard Webhooks headers. */
   standardWebhooks?: boolean;
+  /** Generic webhooks, during a rotation's overlap: the secret being replaced, still signed for. */
+  previousSecret?: string | null;
 }
 
 export interface HttpMessage {
