@@ -5,6 +5,14 @@ import { CONSOLE_PLAN_PAGE, loadPlans, PLAN_IDS } from './plans';
 import './zod-messages';
 
 /** Unset and empty mean the same: compose files pass empty values for settings left out. */
+const DURATION_UNITS_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** `90s`, `5m`, `2h`, `1d` in milliseconds; null for anything else. */
+export function durationMs(text: string): number | null {
+  const match = /^(\d+)([smhd])$/.exec(text);
+  return match ? Number(match[1]) * DURATION_UNITS_MS[match[2] as 's' | 'm' | 'h' | 'd'] : null;
+}
+
 const optional = <T extends z.ZodType>(schema: T) =>
   z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
 
@@ -275,6 +283,27 @@ const configSchema = z.object({
     description:
       "A threat alert's storm closes once no further hit came for this long (at most 30 s after the first); the first hit is alerted at once, later ones in one follow-up",
   }),
+  ALERT_RECOVERY_SCHEDULE: z
+    .string()
+    .default('1m,5m,30m,2h,8h,24h')
+    .transform((value, ctx) => {
+      const parts = value
+        .split(',')
+        .map((part) => part.trim())
+        .filter(Boolean);
+      const delays = parts.map(durationMs);
+      const bad = parts.find((_, i) => delays[i] === null);
+      if (bad === undefined) return delays as number[];
+      ctx.addIssue({
+        code: 'custom',
+        message: `"${bad}" is not a duration like 30s, 5m, 2h or 1d`,
+      });
+      return z.NEVER;
+    })
+    .meta({
+      description:
+        'After a delivery failed (3 attempts), the pauses before each full re-delivery under the same delivery id, separated by commas (`30s`, `5m`, `2h`, `1d`); empty: no automatic recovery',
+    }),
   EVIDENCE_SIGNING_KEY: optional(z.string().min(1)).meta({
     description:
       "Ed25519 key signing the evidence log's checkpoints: `PRIVATE+KEY+…` or a file holding it (`admin.cli.js evidence-key`, `npm run evidence-key`; the compose file's `evidence-key` job makes the file); development makes one in `.data/`",

@@ -55,7 +55,7 @@ export async function agentWatchWorkflow(input: AgentWatchInput): Promise<void> 
     });
     await startChild(alertWorkflow, {
       workflowId: `alert-${threatEventId}`,
-      args: [{ kind: 'ready', accountId: input.accountId, payload }],
+      args: [{ kind: 'ready', accountId: input.accountId, payload, recoveryMs: input.recoveryMs }],
       parentClosePolicy: ParentClosePolicy.ABANDON,
     });
   };

@@ -1,5 +1,6 @@
 import {
   ActivityFailure,
+  ApplicationFailure,
   condition,
   defineSignal,
   proxyLocalActivities,
@@ -12,6 +13,7 @@ import {
 import type { Activities } from '../activities';
 import { ALERT_BOOKKEEPING, ONE_SEND_ATTEMPT } from './activity-options';
 import {
+  ALERT_NOT_DELIVERED,
   HITS_SIGNAL,
   alertOutcome,
   searchAttributes,
@@ -28,6 +30,18 @@ import {
 const MAX_ATTEMPTS = 3;
 const backoffMs = (attempt: number) => 1_000 * 2 ** (attempt - 1);
 
+/**
+ * A pause made up to a quarter longer, by a hash of `key` (the delivery id and the step): the
+ * retries of many alerts to one receiver that came back spread out instead of arriving at once.
+ * A hash, not `Math.random()`: the tracing interceptors draw from the workflow's seeded random
+ * source too, so a draw here would make recorded histories replay differently when traced.
+ */
+function jittered(ms: number, key: string): number {
+  let hash = 0x811c9dc5; // FNV-1a, 32 bits
+  for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
+  return Math.round(ms * (1 + (hash >>> 0) / 2 ** 34));
+}
+
 const FOLLOW_UP = ':follow-up';
 
 const sending = proxyLocalActivities<Activities>(ONE_SEND_ATTEMPT);
@@ -41,13 +55,29 @@ export const hitsSignal = defineSignal<[number]>(HITS_SIGNAL);
  * each outcome recorded.
  */
 export async function alertWorkflow(input: AlertInput): Promise<AlertResult> {
-  if (input.kind === 'threat') return { results: await threatAlert(input) };
-  return { results: await deliverAlert(input, input.payload) };
+  const results =
+    input.kind === 'threat' ? await threatAlert(input) : await deliverAlert(input, input.payload);
+  // An alert (not a test or a resend, which answer a person) that reached none of its channels
+  // fails, so the Temporal UI's list shows it red; a partial one completes as `partly_failed`.
+  if (input.recoveryMs && alertOutcome(results) === 'failed') {
+    throw ApplicationFailure.create({
+      type: ALERT_NOT_DELIVERED,
+      nonRetryable: true,
+      // Every channel's outcome, as a completed alert returns them.
+      details: [{ results } satisfies AlertResult],
+      message: `no channel got the alert: ${results
+        .filter((r) => r.outcome === 'failed')
+        .map((r) => `${r.kind} ${r.channelId}: ${r.error}`)
+        .join('; ')}`,
+    });
+  }
+  return { results };
 }
 
 /**
  * The first hit is alerted at once; the alert then stays open while the storm lasts, so later
  * hits signal it rather than start another, and they are summed up in one follow-up if any came.
+ * The follow-up waits for the storm, not for the first delivery's recovery.
  */
 async function threatAlert(input: ThreatAlertInput): Promise<ChannelResult[]> {
   const storm = countHits();
@@ -58,24 +88,25 @@ async function threatAlert(input: ThreatAlertInput): Promise<ChannelResult[]> {
     canaryId: input.canaryId,
     hits: reported,
   });
-  // The first alert is sealed in the evidence log (and kept on its event) beside its delivery:
-  // the seal is retried until it lands, and the alert ends only once it has.
-  const [, results] = await Promise.all([
-    books.sealThreatAlert({ accountId: input.accountId, payload, hits: Math.max(reported, 1) }),
-    deliverAlert(input, payload, { targets }),
-  ]);
-  await untilQuiet(storm, input.gather);
-  if (storm.hits > reported) {
-    const followUp = await books.prepareStormFollowUp({
+  const followUp = async (): Promise<ChannelResult[]> => {
+    await untilQuiet(storm, input.gather);
+    if (storm.hits <= reported) return [];
+    const later = await books.prepareStormFollowUp({
       threatEventId: input.threatEventId,
       hits: storm.hits,
       newHits: storm.hits - reported,
     });
-    results.push(...(await deliverAlert(input, followUp, { suffix: FOLLOW_UP })));
-    upsertSearchAttributes([
-      { key: searchAttributes.deliveryOutcome, value: alertOutcome(results) },
-    ]);
-  }
+    return deliverAlert(input, later, { suffix: FOLLOW_UP });
+  };
+  // The first alert is sealed in the evidence log (and kept on its event) beside its delivery:
+  // the seal is retried until it lands, and the alert ends only once it has.
+  const [, first, later] = await Promise.all([
+    books.sealThreatAlert({ accountId: input.accountId, payload, hits: Math.max(reported, 1) }),
+    deliverAlert(input, payload, { targets }),
+    followUp(),
+  ]);
+  const results = [...first, ...later];
+  upsertSearchAttributes([{ key: searchAttributes.deliveryOutcome, value: alertOutcome(results) }]);
   return results;
 }
 
@@ -116,8 +147,8 @@ function describeAlert(input: AlertInput, payload: AlertPayloadJson): string {
 
 /**
  * One payload to every target channel in parallel, then every outcome in one record, each
- * delivery's last attempt with it. A storm's follow-up has its own delivery ids
- * (`<workflowId>:<channelId>:follow-up`).
+ * delivery's last attempt with it; then each failed delivery recovers on its own. A storm's
+ * follow-up has its own delivery ids (`<workflowId>:<channelId>:follow-up`).
  */
 async function deliverAlert(
   input: AlertInput,
@@ -131,6 +162,7 @@ async function deliverAlert(
   if (canaryId && canaryId !== typedSearchAttributes.get(searchAttributes.canaryId)) {
     upsertSearchAttributes([{ key: searchAttributes.canaryId, value: canaryId }]);
   }
+  const routed = { event: payload.event, level: alertLevel ?? null };
   const targets =
     read ??
     (await books.listDeliveryTargets(
@@ -140,7 +172,7 @@ async function deliverAlert(
         : input.kind === 'ready'
           ? input.channelIds
           : undefined,
-      { event: payload.event, level: alertLevel ?? null },
+      routed,
     ));
 
   const lastAttempts: Record<string, AttemptReport> = {};
@@ -151,33 +183,94 @@ async function deliverAlert(
       if (target.skip) return { ...base, outcome: 'skipped', error: target.skip };
       const last = await attemptDelivery(input, payload, target, deliveryId);
       lastAttempts[deliveryId] = last;
-      return last.verdict === 'delivered'
-        ? { ...base, outcome: 'delivered', status: last.status }
-        : {
-            ...base,
-            outcome: 'failed',
-            status: last.status,
-            error: last.error ?? 'delivery failed',
-          };
+      return channelResult(base, last);
     }),
   );
+  await recordOutcomes(input, payload, targets, results, lastAttempts);
+  upsertSearchAttributes([{ key: searchAttributes.deliveryOutcome, value: alertOutcome(results) }]);
+  if (!input.recoveryMs?.length || !results.some((r) => r.outcome === 'failed')) return results;
+
+  const recovered = await Promise.all(
+    results.map(async (result, i) =>
+      result.outcome === 'failed'
+        ? recoverDelivery(input, payload, targets[i]!, result, routed)
+        : result,
+    ),
+  );
+  upsertSearchAttributes([
+    { key: searchAttributes.deliveryOutcome, value: alertOutcome(recovered) },
+  ]);
+  return recovered;
+}
+
+/**
+ * A failed delivery delivered again after each pause of the recovery schedule, each time up to
+ * three attempts under the same delivery id (numbered on: 4–6, 7–9, …), each round recorded like
+ * the first, until one is delivered, the channel is disabled or gone, or the schedule ends.
+ */
+async function recoverDelivery(
+  input: AlertInput,
+  payload: AlertPayloadJson,
+  target: DeliveryTarget,
+  failed: ChannelResult,
+  routed: { event: string; level: string | null },
+): Promise<ChannelResult> {
+  const schedule = input.recoveryMs ?? [];
+  const label = channelLabel(target);
+  let result = failed;
+  for (let round = 1; round <= schedule.length && result.outcome === 'failed'; round++) {
+    await sleep(jittered(schedule[round - 1]!, `${result.deliveryId}:recovery-${round}`), {
+      summary: `pause before recovery ${round} of ${schedule.length} to ${label}`,
+    });
+    const current = (await books.listDeliveryTargets(input.accountId, undefined, routed)).find(
+      (t) => t.channelId === target.channelId,
+    );
+    if (!current || current.skip) return result;
+    const last = await attemptDelivery(input, payload, target, result.deliveryId, round);
+    result = channelResult(result, last);
+    await recordOutcomes(input, payload, [target], [result], { [result.deliveryId]: last }, round);
+  }
+  return result;
+}
+
+function channelResult(
+  { channelId, kind, deliveryId }: Pick<ChannelResult, 'channelId' | 'kind' | 'deliveryId'>,
+  last: AttemptReport,
+): ChannelResult {
+  const base = { channelId, kind, deliveryId };
+  return last.verdict === 'delivered'
+    ? { ...base, outcome: 'delivered', status: last.status }
+    : { ...base, outcome: 'failed', status: last.status, error: last.error ?? 'delivery failed' };
+}
+
+/** The outcomes of one round in one record (see `AlertOutcomes.record`). */
+async function recordOutcomes(
+  input: AlertInput,
+  payload: AlertPayloadJson,
+  targets: DeliveryTarget[],
+  results: ChannelResult[],
+  lastAttempts: Record<string, AttemptReport>,
+  recovery = 0,
+): Promise<void> {
   const summary = results
     .map((r, i) => `${channelLabel(targets[i]!)}: ${r.status ?? r.outcome}`)
     .join(', ');
-  await books.recordAlertOutcomes.executeWithOptions({ summary: `record outcomes: ${summary}` }, [
-    {
-      accountId: input.accountId,
-      workflowId,
-      event: payload.event,
-      threatEventId: payload.data.threatEventId,
-      payload,
-      resendOf: input.kind === 'resend' ? input.resendOf : null,
-      results,
-      lastAttempts,
-    },
-  ]);
-  upsertSearchAttributes([{ key: searchAttributes.deliveryOutcome, value: alertOutcome(results) }]);
-  return results;
+  await books.recordAlertOutcomes.executeWithOptions(
+    { summary: `record ${recovery ? `recovery ${recovery} ` : ''}outcomes: ${summary}` },
+    [
+      {
+        accountId: input.accountId,
+        workflowId: workflowInfo().workflowId,
+        event: payload.event,
+        threatEventId: payload.data.threatEventId,
+        payload,
+        resendOf: input.kind === 'resend' ? input.resendOf : null,
+        ...(recovery && { recovery }),
+        results,
+        lastAttempts,
+      },
+    ],
+  );
 }
 
 /**
@@ -190,15 +283,19 @@ async function attemptDelivery(
   payload: AlertPayloadJson,
   target: DeliveryTarget,
   deliveryId: string,
+  /** The recovery round (0: the first delivery); its attempts are numbered after the earlier. */
+  recovery = 0,
 ): Promise<AttemptReport> {
   const { workflowId } = workflowInfo();
   const label = channelLabel(target);
-  for (let attempt = 1; ; attempt++) {
+  const round = recovery ? ` (recovery ${recovery})` : '';
+  for (let step = 1; ; step++) {
+    const attempt = recovery * MAX_ATTEMPTS + step;
     const at = new Date().toISOString();
     let report: AttemptReport;
     try {
       report = await sending.sendAlertAttempt.executeWithOptions(
-        { summary: `send to ${label}, attempt ${attempt} of ${MAX_ATTEMPTS}` },
+        { summary: `send to ${label}, attempt ${step} of ${MAX_ATTEMPTS}${round}` },
         [
           {
             accountId: input.accountId,
@@ -225,7 +322,7 @@ async function attemptDelivery(
         answer: null,
       };
     }
-    if (report.verdict !== 'retry' || attempt >= MAX_ATTEMPTS) return report;
+    if (report.verdict !== 'retry' || step >= MAX_ATTEMPTS) return report;
     await books.recordDeliveryAttempt.executeWithOptions(
       { summary: `record attempt ${attempt} to ${label}: ${report.status ?? report.verdict}` },
       [
@@ -240,7 +337,9 @@ async function attemptDelivery(
         },
       ],
     );
-    await sleep(backoffMs(attempt), { summary: `pause before attempt ${attempt + 1} to ${label}` });
+    await sleep(jittered(backoffMs(step), `${deliveryId}:${attempt}`), {
+      summary: `pause before attempt ${step + 1} to ${label}${round}`,
+    });
   }
 }
 

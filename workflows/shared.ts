@@ -35,6 +35,8 @@ export interface WorkerPingResult {
 export const THREAT_EVENT_REMOVED = 'ThreatEventRemoved';
 /** An activity's input can never be handled (a payload that fails the v1 schema, say). */
 export const INVALID_INPUT = 'InvalidInput';
+/** An alert's workflow fails with this when, recovery over, none of its channels got it. */
+export const ALERT_NOT_DELIVERED = 'AlertNotDelivered';
 /** Failures no retry can mend: an activity failing with one fails at once. */
 export const PERMANENT_FAILURES = [THREAT_EVENT_REMOVED, INVALID_INPUT];
 
@@ -48,6 +50,11 @@ export type AlertPayloadJson = {
 interface AlertBase {
   accountId: string;
   requestId?: string;
+  /**
+   * After a failed delivery, the pauses before each re-delivery (`ALERT_RECOVERY_SCHEDULE`);
+   * absent for channel tests and resends, which answer a person and do not recover on their own.
+   */
+  recoveryMs?: number[];
 }
 
 /**
@@ -91,6 +98,8 @@ export interface AgentWatchInput {
   accountId: string;
   agentId: string;
   intervalMs: number;
+  /** Its alerts' recovery schedule (`ALERT_RECOVERY_SCHEDULE`). */
+  recoveryMs?: number[];
   /** Carried across continue-as-new: a silence already alerted is not alerted again. */
   silenceAlerted?: boolean;
 }

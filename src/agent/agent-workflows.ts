@@ -13,7 +13,7 @@ export async function startAgentWatch(temporal: Temporal, input: AgentWatchInput
   await temporal.client.workflow.start<typeof agentWatchWorkflow>('agentWatchWorkflow', {
     taskQueue: temporal.taskQueue,
     workflowId: watchId(input.agentId),
-    args: [input],
+    args: [{ ...input, recoveryMs: temporal.alertRecoveryMs }],
     memo: { accountId: input.accountId, agentId: input.agentId },
     typedSearchAttributes: [{ key: searchAttributes.accountId, value: input.accountId }],
   });

@@ -14,6 +14,16 @@ import { whyNotGlobalUnicast } from '../net/special-purpose-addresses';
  */
 export class UnsafeTargetError extends Error {}
 
+/**
+ * The name could not be resolved this time (the resolver timed out or failed, not "no such
+ * name"): refused like any unresolvable target when a channel is saved, retried like a network
+ * error when an alert is sent.
+ */
+export class TransientLookupError extends UnsafeTargetError {}
+
+/** getaddrinfo's "try again" and the resolver's timeout, server failure and unreachable server. */
+const TRANSIENT_DNS_CODES = new Set(['EAI_AGAIN', 'ETIMEOUT', 'ESERVFAIL', 'ECONNREFUSED']);
+
 export type Lookup = (hostname: string) => Promise<{ address: string; family: number }[]>;
 
 export interface SafeTarget {
@@ -92,7 +102,11 @@ export async function resolveSafeTarget(raw: string, policy: TargetPolicy): Prom
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const addresses = ipaddr.isValid(host)
     ? [{ address: host, family: ipaddr.parse(host).kind() === 'ipv6' ? 6 : 4 }]
-    : await (policy.lookup ?? systemLookup)(host).catch(() => {
+    : await (policy.lookup ?? systemLookup)(host).catch((err: unknown) => {
+        const code = (err as { code?: unknown }).code;
+        if (typeof code === 'string' && TRANSIENT_DNS_CODES.has(code)) {
+          throw new TransientLookupError(`host ${host} did not resolve this time (${code})`);
+        }
         throw new UnsafeTargetError(`host ${host} does not resolve`);
       });
   if (!addresses.length) throw new UnsafeTargetError(`host ${host} does not resolve`);

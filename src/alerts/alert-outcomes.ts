@@ -21,6 +21,8 @@ export interface AlertContext {
   /** Kept on the record so it can be sent again. */
   payload: AlertPayloadJson;
   resendOf: string | null;
+  /** The recovery round these outcomes come from (0 or absent: the first delivery). */
+  recovery?: number;
 }
 
 export function attemptRecord(report: AttemptReport): DeliveryAttempt {
@@ -35,8 +37,11 @@ export function attemptRecord(report: AttemptReport): DeliveryAttempt {
 }
 
 /** The evidence log id of a delivery's sealed outcome: fixed, so a retried record seals it once. */
-export const outcomeLogId = (deliveryId: string) =>
-  `evd_${createHash('sha256').update(deliveryId).digest('base64url').slice(0, 16)}`;
+export const outcomeLogId = (deliveryId: string, recovery = 0) =>
+  `evd_${createHash('sha256')
+    .update(recovery ? `${deliveryId}:recovery-${recovery}` : deliveryId)
+    .digest('base64url')
+    .slice(0, 16)}`;
 
 /**
  * Where an alert's deliveries are recorded: each attempt on its delivery record, and once every
@@ -67,7 +72,7 @@ export class AlertOutcomes {
     /** By delivery id: the last attempt's report, not recorded yet. */
     lastAttempts: Record<string, AttemptReport>,
   ): Promise<void> {
-    const { accountId, workflowId, event, threatEventId, payload, resendOf } = alert;
+    const { accountId, workflowId, event, threatEventId, payload, resendOf, recovery } = alert;
     const now = new Date();
     const sent = results.filter((result) => result.outcome !== 'skipped');
     await Promise.all([
@@ -105,7 +110,7 @@ export class AlertOutcomes {
       this.evidence.appendMany(
         accountId,
         sent.map((result) => ({
-          logId: outcomeLogId(result.deliveryId),
+          logId: outcomeLogId(result.deliveryId, recovery),
           kind: DELIVERY_OUTCOME_KIND,
           data: {
             delivery_id: result.deliveryId,

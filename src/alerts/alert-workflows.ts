@@ -73,14 +73,18 @@ function startOptions(temporal: Temporal, workflowId: string, input: AlertInput)
  */
 export async function startAlert(
   temporal: Temporal,
-  input: Omit<ReadyAlertInput, 'kind' | 'channelIds'> & { threatEventId: string },
+  input: Omit<ReadyAlertInput, 'kind' | 'channelIds' | 'recoveryMs'> & { threatEventId: string },
 ) {
   const { threatEventId, ...alert } = input;
   const workflowId = `alert-${threatEventId}`;
   try {
     await temporal.client.workflow.start<typeof alertWorkflow>(
       'alertWorkflow',
-      startOptions(temporal, workflowId, { kind: 'ready', ...alert }),
+      startOptions(temporal, workflowId, {
+        kind: 'ready',
+        ...alert,
+        recoveryMs: temporal.alertRecoveryMs,
+      }),
     );
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
@@ -94,14 +98,18 @@ export async function startAlert(
  */
 export async function signalThreatAlert(
   temporal: Temporal,
-  input: Omit<ThreatAlertInput, 'kind'>,
+  input: Omit<ThreatAlertInput, 'kind' | 'recoveryMs'>,
   hits: number,
 ): Promise<boolean> {
   try {
     await temporal.client.workflow.signalWithStart<typeof alertWorkflow, [number]>(
       'alertWorkflow',
       {
-        ...startOptions(temporal, `alert-${input.threatEventId}`, { kind: 'threat', ...input }),
+        ...startOptions(temporal, `alert-${input.threatEventId}`, {
+          kind: 'threat',
+          ...input,
+          recoveryMs: temporal.alertRecoveryMs,
+        }),
         signal: HITS_SIGNAL,
         signalArgs: [hits],
       },

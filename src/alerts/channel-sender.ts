@@ -1,5 +1,5 @@
 import type { UsersRepository } from '../accounts/users.repository';
-import { resolveSafeTarget, UnsafeTargetError } from './address-safety';
+import { resolveSafeTarget, TransientLookupError, UnsafeTargetError } from './address-safety';
 import { BUILT_IN_CHANNEL_IDS, type BuiltInSettings } from './built-in-channels';
 import type { ChannelsRepository } from './channels.repository';
 import type { Attempt } from './http-delivery';
@@ -51,12 +51,24 @@ export class ChannelSender {
   }
 
   async attempt(accountId: string, channelId: string, alert: OutgoingAlert): Promise<Attempt> {
-    const receiver = await this.receiver(accountId, channelId);
-    return typeof receiver === 'string' ? refused(receiver) : once(receiver, alert);
+    try {
+      const receiver = await this.receiver(accountId, channelId, alert.now);
+      return typeof receiver === 'string' ? refused(receiver) : await once(receiver, alert);
+    } catch (err) {
+      // A resolver that failed this once is a network error: the attempt is tried again.
+      if (err instanceof TransientLookupError) {
+        return { verdict: 'retry', status: null, error: err.message };
+      }
+      throw err;
+    }
   }
 
   /** Where the channel's provider sends, or why nothing can be sent. */
-  private async receiver(accountId: string, channelId: string): Promise<Receiver | string> {
+  private async receiver(
+    accountId: string,
+    channelId: string,
+    now: Date,
+  ): Promise<Receiver | string> {
     if (channelId === BUILT_IN_CHANNEL_IDS.email || channelId === BUILT_IN_CHANNEL_IDS.chat) {
       const user = await this.users.findById(accountId);
       if (!user) return 'account deleted';
@@ -76,10 +88,14 @@ export class ChannelSender {
         allowPrivate: this.allowPrivateTargets,
         deny: this.deny,
       });
-      const { secret, standardWebhooks } = channel;
-      return { kind: channel.kind, to: { secret, standardWebhooks, target } };
+      const { secret, standardWebhooks, previousSecret } = channel;
+      const overlap = previousSecret && previousSecret.until > now ? previousSecret.secret : null;
+      return {
+        kind: channel.kind,
+        to: { secret, standardWebhooks, previousSecret: overlap, target },
+      };
     } catch (err) {
-      if (!(err instanceof UnsafeTargetError)) throw err;
+      if (!(err instanceof UnsafeTargetError) || err instanceof TransientLookupError) throw err;
       return `unsafe target: ${err.message}`;
     }
   }

@@ -20,6 +20,11 @@ export interface AlertChannel {
   url: string;
   /** Generic webhooks: the HMAC key; PagerDuty: the routing key. Write-only: never returned by the API. */
   secret: string | null;
+  /**
+   * After a rotation: the secret it replaced, and until when deliveries are still signed for it
+   * (the overlap). Write-only like `secret`.
+   */
+  previousSecret: { secret: string; until: Date } | null;
   disabled: boolean;
   /** Routing: the event kinds this channel receives (null: all), and the lowest alert level. */
   events: AlertEvent[] | null;
@@ -42,13 +47,14 @@ export type ChannelChanges = Partial<
 
 /** Channels made before routing existed have no routing fields: they receive everything. */
 function withDefaults(
-  channel: Omit<AlertChannel, RoutingFields> & Partial<AlertChannel>,
+  channel: Omit<AlertChannel, RoutingFields | 'previousSecret'> & Partial<AlertChannel>,
 ): AlertChannel {
   return {
     ...channel,
     events: channel.events ?? null,
     minLevel: channel.minLevel ?? null,
     standardWebhooks: channel.standardWebhooks ?? false,
+    previousSecret: channel.previousSecret ?? null,
   };
 }
 
@@ -83,6 +89,7 @@ export class ChannelsRepository {
       minLevel: null,
       standardWebhooks: false,
       ...fields,
+      previousSecret: null,
       disabled: false,
       lastError: null,
       lastDeliveryAt: null,
@@ -113,7 +120,29 @@ export class ChannelsRepository {
   async update(accountId: string, channelId: string, changes: ChannelChanges, now: Date) {
     const doc = await this.channels.findOneAndUpdate(
       { _id: channelId, accountId },
-      { $set: { ...changes, updatedAt: now } },
+      // A secret set outright replaces it at once: no rotation's overlap survives it.
+      {
+        $set: { ...changes, ...('secret' in changes && { previousSecret: null }), updatedAt: now },
+      },
+      { returnDocument: 'after' },
+    );
+    return doc && toChannel(doc);
+  }
+
+  /**
+   * A new secret, the current one kept valid `until` the overlap ends. Conditional on the secret
+   * read before, so two rotations at once cannot both keep the same old secret: null then.
+   */
+  async rotateSecret(channel: AlertChannel, secret: string, until: Date, now: Date) {
+    const doc = await this.channels.findOneAndUpdate(
+      { _id: channel.id, accountId: channel.accountId, secret: channel.secret },
+      {
+        $set: {
+          secret,
+          previousSecret: channel.secret ? { secret: channel.secret, until } : null,
+          updatedAt: now,
+        },
+      },
       { returnDocument: 'after' },
     );
     return doc && toChannel(doc);

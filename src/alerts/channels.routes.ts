@@ -1,4 +1,5 @@
 import type { Response } from 'express';
+import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { Clock } from '../clock';
 import { findOwned } from '../auth/caller';
@@ -25,7 +26,10 @@ const routing = {
   events: z.array(z.enum(ALERT_EVENTS)).min(1).nullable(),
   /** The lowest alert level the channel receives; null (the default) for all. */
   minLevel: z.enum(ALERT_LEVELS).nullable(),
-  /** Generic webhooks: also send Standard Webhooks headers. */
+  /**
+   * Generic webhooks: also send Standard Webhooks headers, so receivers can verify with those
+   * libraries in any language (on by default for a new webhook channel).
+   */
   standardWebhooks: z.boolean(),
 };
 
@@ -35,6 +39,12 @@ export const createSchema = z.object({
   url: z.string().min(1).max(2048),
   secret: z.string().min(MIN_SECRET, `at least ${MIN_SECRET} characters`).max(256).optional(),
   ...z.object(routing).partial().shape,
+});
+
+const rotateSchema = z.object({
+  secret: z.string().min(MIN_SECRET, `at least ${MIN_SECRET} characters`).max(256).optional(),
+  /** How long the old secret stays valid (0: not at all). */
+  overlapHours: z.number().int().min(0).max(168).default(24),
 });
 
 const SECRET_KINDS = CHANNEL_KINDS.filter((k) => CHANNEL_PROVIDERS[k].secret === 'required');
@@ -90,6 +100,14 @@ export const channelView = z
     createdAt: z.iso.datetime(),
   })
   .meta({ id: 'AlertChannel' });
+export const rotatedView = z
+  .object({
+    channel: channelView,
+    /** Only when the service made the secret: shown this once. */
+    secret: z.string().optional(),
+    previousSecretValidUntil: z.iso.datetime(),
+  })
+  .meta({ id: 'RotatedSecret' });
 export const channelListView = z
   .object({ channels: z.array(channelView) })
   .meta({ id: 'AlertChannelList' });
@@ -244,7 +262,12 @@ export const channelOperations = [
       checkKindFields(body.kind, { secret, standardWebhooks: body.standardWebhooks }, true);
       await checkUrl(targets, body.url);
       const channel = await channels.create(
-        { accountId: sessionOf(res).userId, ...body, secret: secret ?? null },
+        {
+          accountId: sessionOf(res).userId,
+          ...body,
+          standardWebhooks: body.standardWebhooks ?? body.kind === 'webhook',
+          secret: secret ?? null,
+        },
         clock(),
       );
       return describe(channel);
@@ -290,6 +313,35 @@ export const channelOperations = [
       const updated = await channels.update(channel.accountId, channel.id, changes, clock());
       if (!updated) throw new DomainError('not_found', `No alert channel ${channel.id}`);
       return describe(updated);
+    },
+  }),
+  operation({
+    operationId: 'rotateAlertChannelSecret',
+    method: 'post',
+    path: '/api/alert-channels/{channel_id}/rotate-secret',
+    summary: "Rotate a webhook channel's signing secret, the old one kept valid for an overlap",
+    description:
+      'Takes a new secret, or makes one (returned once, in `secret`). Until `previousSecretValidUntil` deliveries verify with either secret: `X-Service-Signature` stays signed with the old one (it holds one signature), `webhook-signature` carries one for each.',
+    auth: 'session',
+    body: rotateSchema,
+    success: { status: 200, description: 'The channel, and the secret when one was made' },
+    response: rotatedView,
+    examples: { body: { overlapHours: 24 } },
+    handler: async ({ body, params, res }, { channels, clock }) => {
+      const channel = await owned(channels, res, params.channel_id!);
+      if (channel.kind !== 'webhook') {
+        throw new DomainError('invalid', 'only generic webhook channels sign with a secret');
+      }
+      const made = body.secret ? null : randomBytes(32).toString('base64url');
+      const now = clock();
+      const until = new Date(now.getTime() + body.overlapHours * 3_600_000);
+      const rotated = await channels.rotateSecret(channel, body.secret ?? made!, until, now);
+      if (!rotated) throw new DomainError('conflict', 'the secret changed meanwhile: try again');
+      return {
+        channel: describe(rotated),
+        ...(made && { secret: made }),
+        previousSecretValidUntil: until.toISOString(),
+      };
     },
   }),
   operation({

@@ -6,6 +6,8 @@ import type { Config } from '../config';
 export interface Temporal {
   client: Client;
   taskQueue: string;
+  /** `ALERT_RECOVERY_SCHEDULE`: the alerts this client starts re-deliver after these pauses. */
+  alertRecoveryMs: number[];
   /** Resolves when the frontend answers within the deadline; throws otherwise. */
   ping(timeoutMs: number): Promise<void>;
   /** Workers (identities) that polled the task queue for workflow tasks within `withinMs`. */
@@ -21,7 +23,8 @@ export const START_DEADLINE_MS = 3_000;
 
 /** Lazy, so the API starts (and /readyz says why it is not ready) while Temporal is still down. */
 export function createTemporal(
-  config: Pick<Config, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE' | 'TEMPORAL_TASK_QUEUE'>,
+  config: Pick<Config, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE' | 'TEMPORAL_TASK_QUEUE'> &
+    Partial<Pick<Config, 'ALERT_RECOVERY_SCHEDULE'>>,
 ): Temporal {
   const connection = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
   // Starts and signals carry the caller's trace context to the workflow (a no-op untraced).
@@ -33,6 +36,7 @@ export function createTemporal(
   return {
     client,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
+    alertRecoveryMs: config.ALERT_RECOVERY_SCHEDULE ?? [],
     async ping(timeoutMs) {
       await connection.withDeadline(Date.now() + timeoutMs, () =>
         connection.workflowService.getSystemInfo({}),

@@ -36,7 +36,8 @@ describe('alert channels', () => {
       disabled: false,
       events: null,
       minLevel: null,
-      standardWebhooks: false,
+      // On by default for a new webhook channel: receivers can use the Standard Webhooks libraries.
+      standardWebhooks: true,
       lastError: null,
       lastDeliveryAt: null,
       createdAt: expect.any(String),

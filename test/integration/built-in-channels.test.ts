@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { deliveryListView } from '../../src/alerts/channels.routes';
 import { startAlert } from '../../src/alerts/alert-workflows';
-import { tripwirePayload } from '../support/alerts';
+import { alertResults, tripwirePayload } from '../support/alerts';
 import { createKey, signUpAndLogIn, type SignedIn } from '../support/accounts';
 import { Receiver } from '../support/receiver';
 import { SmtpListener } from '../support/smtp-listener';
@@ -42,7 +42,7 @@ async function alert(who: SignedIn, suffix = '') {
     payload: tripwirePayload(threatEventId),
     threatEventId,
   });
-  const { results } = await handle.result();
+  const { results } = await alertResults(handle);
   return Object.fromEntries(results.map((r) => [r.kind, r]));
 }
 

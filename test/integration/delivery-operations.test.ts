@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { defaultPayloadConverter } from '@temporalio/common';
 import request from 'supertest';
+import { z } from 'zod';
 import { startAlert } from '../../src/alerts/alert-workflows';
 import {
   bulkResendView,
@@ -11,10 +13,11 @@ import { verifyWebhookSignature } from '../../src/alerts/webhook-signature';
 import { searchAttributes } from '../../workflows/shared';
 import { signUpAndLogIn, type SignedIn } from '../support/accounts';
 import { startAlertStack } from '../support/alert-stack';
-import { tripwirePayload } from '../support/alerts';
+import { alertResults, tripwirePayload } from '../support/alerts';
 import type { Receiver } from '../support/receiver';
 import {
   pagerDutyAnswer,
+  pagerDutyChangeEventSchema,
   pagerDutyEventSchema,
   StandIn,
   teamsMessageSchema,
@@ -47,13 +50,16 @@ const deliveries = async (who: SignedIn, id: string) =>
 
 const finished = (workflowId: string) => t.temporal.client.workflow.getHandle(workflowId).result();
 
-/** A threat alert with this level, started as the tripwire path does, awaited to its end. */
+/**
+ * A threat alert with this level, started as the tripwire path does, awaited to its end: its
+ * channels' outcomes, also when it reached none (the workflow then fails carrying them).
+ */
 async function alert(who: SignedIn, level: 'CRITICAL' | 'HIGH' | 'MEDIUM', n = 0) {
   const threatEventId = `thr_${who.userId}_${level}_${n}`;
   const payload = tripwirePayload(threatEventId);
   payload.data.alertLevel = level;
   const handle = await startAlert(t.temporal, { accountId: who.userId, payload, threatEventId });
-  return { handle, result: await handle.result() };
+  return { handle, result: await alertResults(handle) };
 }
 
 describe('resend', () => {
@@ -305,33 +311,58 @@ describe('Teams and PagerDuty', () => {
     }
   });
 
-  it('when a PagerDuty channel is tested, then the stand-in accepts a trigger event keyed by the delivery id and its answer is kept', async () => {
-    const pagerDuty = await StandIn.start(pagerDutyEventSchema, pagerDutyAnswer);
+  const routingKey = 'R0123456789abcdef0123456789abcde';
+  /** An account with a PagerDuty channel whose Events API is the stand-in. */
+  async function pagerDutyChannel(pagerDuty: StandIn) {
+    const who = await signUpAndLogIn(t.app);
+    const url = pagerDuty.url('/v2/enqueue');
+    return { who, id: await channel(who, { kind: 'pagerduty', secret: routingKey, url }) };
+  }
+
+  it('when a PagerDuty channel is tested, then the stand-in gets a change event, which opens no incident, and its answer is kept', async () => {
+    const pagerDuty = await StandIn.start(
+      z.union([pagerDutyEventSchema, pagerDutyChangeEventSchema]),
+      () => ({ status: 202, json: { status: 'success', message: 'Change event processed' } }),
+    );
     try {
-      const who = await signUpAndLogIn(t.app);
-      const routingKey = 'R0123456789abcdef0123456789abcde';
-      const id = await channel(who, {
-        kind: 'pagerduty',
-        secret: routingKey,
-        url: pagerDuty.url('/v2/enqueue'),
-      });
+      const { who, id } = await pagerDutyChannel(pagerDuty);
       const res = await request(t.app).post(`/api/alert-channels/${id}/test`).set(as(who));
       expect(res.body).toMatchObject({ outcome: 'delivered', status: 202 });
       expect(pagerDuty.refused).toEqual([]);
-      expect(pagerDuty.accepted[0]).toMatchObject({
+      expect(pagerDuty.paths).toEqual(['/v2/change/enqueue']);
+      expect(pagerDutyChangeEventSchema.parse(pagerDuty.accepted[0])).toMatchObject({
         routing_key: routingKey,
-        event_action: 'trigger',
-        dedup_key: res.body.deliveryId,
-        payload: { severity: 'warning' },
+        payload: { summary: expect.stringMatching(/^\[TEST\] /) },
       });
+      expect(pagerDuty.accepted[0]).not.toHaveProperty('event_action');
       const [record] = await deliveries(who, id);
       expect(record!.attempts[0]!.answer).toEqual({
         contentType: 'application/json',
-        body: JSON.stringify({
-          status: 'success',
-          message: 'Event processed',
-          dedup_key: res.body.deliveryId,
-        }),
+        body: JSON.stringify({ status: 'success', message: 'Change event processed' }),
+      });
+    } finally {
+      await pagerDuty.stop();
+    }
+  });
+
+  it('when a PagerDuty channel gets a real alert, then the stand-in gets a trigger event keyed by the delivery id', async () => {
+    const pagerDuty = await StandIn.start(pagerDutyEventSchema, pagerDutyAnswer);
+    try {
+      const { who, id } = await pagerDutyChannel(pagerDuty);
+      const threatEventId = `thr_${randomUUID()}`;
+      const handle = await startAlert(t.temporal, {
+        accountId: who.userId,
+        payload: tripwirePayload(threatEventId),
+        threatEventId,
+      });
+      const { results } = await handle.result();
+      const delivered = results.find((r) => r.channelId === id)!;
+      expect(delivered).toMatchObject({ outcome: 'delivered', status: 202 });
+      expect(pagerDuty.paths).toEqual(['/v2/enqueue']);
+      expect(pagerDuty.accepted[0]).toMatchObject({
+        routing_key: routingKey,
+        event_action: 'trigger',
+        dedup_key: delivered.deliveryId,
       });
     } finally {
       await pagerDuty.stop();

@@ -1,11 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import { WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
+import {
+  WorkflowFailedError,
+  WorkflowNotFoundError,
+  type WorkflowHandle,
+} from '@temporalio/client';
+import type { ApplicationFailure } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { ensureTemporalTestServer } from '../../tools/dev-tools';
 import { temporal } from '@temporalio/proto';
 import type { Activities } from '../../activities';
+import { loadConfig } from '../../src/config';
 import {
+  ALERT_NOT_DELIVERED,
   AGENT_SIGNALS,
   HITS_SIGNAL,
   SEARCH_ATTRIBUTE_NAMES,
@@ -219,6 +226,42 @@ describe('retries in skipped time', () => {
     expect(asked.recordedAttempts).toEqual([1, 2]);
     expect(ran).toBeGreaterThanOrEqual(3 * SECOND);
     expect(ran).toBeLessThan(4 * SECOND);
+  });
+});
+
+describe('recovery in skipped time', () => {
+  it('when a receiver stays down, then the default schedule re-delivers six times over about 35 h and the alert fails naming the error', async () => {
+    const { asked, activities } = standIns({ verdict: 'retry' });
+    const schedule = loadConfig({ MONGODB_URI: 'mongodb://127.0.0.1/' }).ALERT_RECOVERY_SCHEDULE;
+    const { ran, failure } = await withWorker(activities, async (taskQueue) => {
+      const handle = await env.client.workflow.start('alertWorkflow', {
+        taskQueue,
+        workflowId: `alert-${randomUUID()}`,
+        args: [
+          {
+            kind: 'ready',
+            accountId: 'usr_time',
+            payload: tripwirePayload('thr_recovery'),
+            recoveryMs: schedule,
+          } satisfies AlertInput,
+        ],
+      });
+      const failure = await handle.result().then(
+        () => null,
+        (err: unknown) => err,
+      );
+      return { ran: await ranFor(handle), failure };
+    });
+    expect(schedule).toHaveLength(6);
+    // Seven deliveries of three attempts, numbered on under the one delivery id.
+    expect(asked.attempts).toEqual(Array.from({ length: 21 }, (_, i) => i + 1));
+    expect(((failure as WorkflowFailedError).cause as ApplicationFailure).type).toBe(
+      ALERT_NOT_DELIVERED,
+    );
+    const waited = schedule.reduce((a, b) => a + b, 0); // 34 h 36 min
+    expect(ran).toBeGreaterThanOrEqual(waited + 7 * 3 * SECOND);
+    // Every pause at most a quarter longer (jitter).
+    expect(ran).toBeLessThan(1.25 * (waited + 7 * 4 * SECOND));
   });
 });
 

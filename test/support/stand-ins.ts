@@ -11,6 +11,8 @@ import { z } from 'zod';
  */
 export class StandIn {
   readonly accepted: unknown[] = [];
+  /** The path each accepted request was sent to, in order. */
+  readonly paths: string[] = [];
   readonly refused: { body: string; issues: string }[] = [];
   private constructor(private readonly server: Server) {}
 
@@ -43,6 +45,7 @@ export class StandIn {
           return res.end(JSON.stringify({ status: 'invalid event', errors: [issues] }));
         }
         standIn.accepted.push(checked.data);
+        standIn.paths.push(req.url ?? '/');
         const { status, json } = answer(checked.data);
         res.writeHead(status, { 'Content-Type': 'application/json' });
         res.end(JSON.stringify(json));
@@ -85,6 +88,25 @@ export const pagerDutyEventSchema = z
     }),
     client: z.string().optional(),
     client_url: z.string().optional(),
+  })
+  .strict();
+
+/**
+ * PagerDuty Events API v2 `change/enqueue` (developer.pagerduty.com, "Send a Change Event"): no
+ * action, no severity, no dedup key; a change event never opens an incident.
+ */
+export const pagerDutyChangeEventSchema = z
+  .object({
+    routing_key: z.string().length(32),
+    payload: z
+      .object({
+        summary: z.string().min(1).max(1024),
+        source: z.string().optional(),
+        timestamp: z.iso.datetime().optional(),
+        custom_details: z.record(z.string(), z.unknown()).optional(),
+      })
+      .strict(),
+    links: z.array(z.object({ href: z.string(), text: z.string().optional() })).optional(),
   })
   .strict();
 

@@ -55,6 +55,8 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     TRIPWIRE_JOURNAL_DIR: mkdtempSync(join(tmpdir(), 'tripwire-journal-')),
     // Test files fail many sign-ins on purpose; the tests of the budget set their own.
     LOGIN_FAILURES_PER_MINUTE: '100000',
+    // A failed alert ends at once; the recovery tests set a short schedule of their own.
+    ALERT_RECOVERY_SCHEDULE: '',
     ...overrides,
   });
 }

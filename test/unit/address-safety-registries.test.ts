@@ -1,5 +1,10 @@
 import ipaddr from 'ipaddr.js';
-import { resolveSafeTarget, UnsafeTargetError, type Lookup } from '../../src/alerts/address-safety';
+import {
+  resolveSafeTarget,
+  TransientLookupError,
+  UnsafeTargetError,
+  type Lookup,
+} from '../../src/alerts/address-safety';
 import {
   IPV4_SPECIAL_BLOCKS,
   IPV6_SPECIAL_BLOCKS,
@@ -224,4 +229,37 @@ describe('address safety: every registry block, every spelling', () => {
   ])('when %s is checked, then the reason names its block', (address, reason) => {
     expect(whyNotGlobalUnicast(address)).toMatch(reason);
   });
+});
+
+describe('address safety: a resolver that fails this once', () => {
+  const failing =
+    (code: string): Lookup =>
+    () =>
+      Promise.reject(Object.assign(new Error(`getaddrinfo ${code} hooks.example.test`), { code }));
+
+  it.each(['EAI_AGAIN', 'ETIMEOUT', 'ESERVFAIL', 'ECONNREFUSED'])(
+    'when the lookup fails with %s, then the refusal is transient (a delivery retries it)',
+    async (code) => {
+      const attempt = resolveSafeTarget('https://hooks.example.test/x', {
+        ...policy,
+        lookup: failing(code),
+      });
+      await expect(attempt).rejects.toBeInstanceOf(TransientLookupError);
+      await expect(attempt).rejects.toThrow(
+        `host hooks.example.test did not resolve this time (${code})`,
+      );
+    },
+  );
+
+  it.each(['ENOTFOUND', 'ENODATA', 'EAI_FAIL'])(
+    'when the lookup fails with %s, then the name does not resolve, for good',
+    async (code) => {
+      const attempt = resolveSafeTarget('https://hooks.example.test/x', {
+        ...policy,
+        lookup: failing(code),
+      });
+      await expect(attempt).rejects.toThrow('host hooks.example.test does not resolve');
+      await expect(attempt).rejects.not.toBeInstanceOf(TransientLookupError);
+    },
+  );
 });

@@ -32,6 +32,7 @@ describe('loadConfig', () => {
       STORM_WINDOW_SECONDS: 60,
       TRIPWIRE_JOURNAL_DIR: '.data/tripwire-journal',
       ALERT_GATHER_MS: 2000,
+      ALERT_RECOVERY_SCHEDULE: [60_000, 300_000, 1_800_000, 7_200_000, 28_800_000, 86_400_000],
       ABUSEIPDB_BASE_URL: 'https://api.abuseipdb.com',
       WORKER_METRICS_PORT: 9464,
       WORKER_ACTIVITY_SLOTS: 100,
@@ -99,6 +100,20 @@ describe('loadConfig', () => {
     expect(loadConfig({ ...base, COOKIE_SECURE: 'false' })).toMatchObject({
       COOKIE_SECURE: false,
     });
+  });
+
+  it('when ALERT_RECOVERY_SCHEDULE lists durations, then they parse; empty turns recovery off; anything else is named', () => {
+    expect(
+      loadConfig({ ...base, ALERT_RECOVERY_SCHEDULE: ' 2s, 90s,1h ,1d' }).ALERT_RECOVERY_SCHEDULE,
+    ).toEqual([2_000, 90_000, 3_600_000, 86_400_000]);
+    expect(loadConfig({ ...base, ALERT_RECOVERY_SCHEDULE: '' }).ALERT_RECOVERY_SCHEDULE).toEqual(
+      [],
+    );
+    for (const bad of ['5', '1w', '-1m', '1.5h', '2 s']) {
+      expect(() => loadConfig({ ...base, ALERT_RECOVERY_SCHEDULE: `1m,${bad}` })).toThrow(
+        `ALERT_RECOVERY_SCHEDULE: "${bad}" is not a duration like 30s, 5m, 2h or 1d`,
+      );
+    }
   });
 
   it('when OUTBOUND_DENY_CIDRS lists CIDRs, then they parse; anything else is named', () => {

@@ -38,11 +38,41 @@ export function pagerDutyEvent(payload: AlertPayload, routingKey: string, delive
   };
 }
 
+/** Where PagerDuty takes change events, beside `/v2/enqueue` on the same host. */
+export const PAGERDUTY_CHANGE_PATH = '/v2/change/enqueue';
+
+/**
+ * A channel test as a PagerDuty Events API v2 change event: it shows on the service's timeline and
+ * never opens an incident or pages anyone (the spec: a test is never treated as an incident).
+ */
+export function pagerDutyChangeEvent(payload: AlertPayload, routingKey: string) {
+  const { data } = payload;
+  return {
+    routing_key: routingKey,
+    payload: {
+      summary: headline(payload).slice(0, 1024),
+      source: data.platform || 'tripwire',
+      timestamp: data.triggeredAt,
+      custom_details: {
+        ...Object.fromEntries(facts(payload)),
+        interpretation: data.interpretation,
+      },
+    },
+  };
+}
+
 export const pagerDutyProvider = httpProvider({
   secret: 'required',
   secretLabel: 'Events API v2 routing key',
   render(alert, channel) {
     if (!channel.secret) throw new Error('a PagerDuty channel has no routing key');
+    if (alert.payload.data.test) {
+      return {
+        body: JSON.stringify(pagerDutyChangeEvent(alert.payload, channel.secret)),
+        headers: commonHeaders(alert),
+        path: PAGERDUTY_CHANGE_PATH,
+      };
+    }
     return {
       body: JSON.stringify(pagerDutyEvent(alert.payload, channel.secret, alert.deliveryId)),
       headers: commonHeaders(alert),

@@ -30,11 +30,18 @@ export interface HttpChannelSettings {
   secret: string | null;
   /** Generic webhooks: also send the Standard Webhooks headers. */
   standardWebhooks?: boolean;
+  /** Generic webhooks, during a rotation's overlap: the secret being replaced, still signed for. */
+  previousSecret?: string | null;
 }
 
 export interface HttpMessage {
   body: string;
   headers: Record<string, string>;
+  /**
+   * Sent to this path on the channel's own host (the address already checked) instead of the
+   * channel's URL: a PagerDuty test goes to the change events endpoint beside the alert one.
+   */
+  path?: string;
 }
 
 export type HttpTo = HttpChannelSettings & { target: SafeTarget };
@@ -66,7 +73,12 @@ export function httpProvider(
     Partial<Pick<HttpChannelProvider, 'classify'>>,
 ): HttpChannelProvider {
   return {
-    send: (message, to) => postOnce(to.target, message.body, message.headers),
+    send: (message, to) =>
+      postOnce(
+        message.path ? { ...to.target, url: new URL(message.path, to.target.url) } : to.target,
+        message.body,
+        message.headers,
+      ),
     classify: httpAttempt,
     ...spec,
   };
