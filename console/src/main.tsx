@@ -9,6 +9,7 @@ import { ChannelsView } from './views/channels';
 import { EvidenceView } from './views/evidence';
 import { KeysView } from './views/keys';
 import { SignIn } from './views/sign-in';
+import { ThreatEventView } from './views/threat-event';
 import { ThreatsView } from './views/threats';
 import './styles.css';
 
@@ -23,12 +24,14 @@ const ROUTES: Record<Route, { title: string; view: FunctionComponent<{ account: 
   evidence: { title: 'Evidence log', view: EvidenceView },
 };
 
-const routeOf = (hash: string): Route => {
-  const name = hash.replace(/^#\/?/, '');
-  return name in ROUTES ? (name as Route) : 'account';
+/** `#/<route>`, or `#/threats/<id>` for one threat event's page. */
+const routeOf = (hash: string): { route: Route; id: string | null } => {
+  const [name = '', id] = hash.replace(/^#\/?/, '').split('/');
+  const route = name in ROUTES ? (name as Route) : 'account';
+  return { route, id: route === 'threats' && id ? decodeURIComponent(id) : null };
 };
 
-function useRoute(): Route {
+function useRoute() {
   const [route, setRoute] = useState(() => routeOf(location.hash));
   useEffect(() => {
     const onChange = () => setRoute(routeOf(location.hash));
@@ -41,7 +44,7 @@ function useRoute(): Route {
 function App() {
   const [account, setAccount] = useState<Account | null | undefined>(undefined);
   const [error, setError] = useState<string | null>(null);
-  const route = useRoute();
+  const { route, id } = useRoute();
 
   const enter = () =>
     api<Account>('GET', '/api/users/me').then(setAccount, (err: Error) => setError(err.message));
@@ -94,7 +97,7 @@ function App() {
         </button>
       </header>
       <main id="main" tabIndex={-1}>
-        <View account={account} />
+        {id ? <ThreatEventView id={id} /> : <View account={account} />}
       </main>
     </>
   );

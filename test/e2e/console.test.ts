@@ -222,7 +222,9 @@ describe('the web console', () => {
     await page.getByText('How to use it').first().click();
     await shot('canaries');
 
-    // Someone tries the planted key: refused like any bad key, and the canary fires.
+    // Someone tries the planted key: refused like any bad key, and the canary fires; the
+    // webhook receiver is down, so that channel's delivery fails.
+    receiver.breakWith(500);
     expect((await request(t.app).get('/api/settings').set('X-API-Key', value)).status).toBe(401);
 
     await open('Threat events');
@@ -236,6 +238,30 @@ describe('the web console', () => {
     await expect(event.textContent()).resolves.toMatch(/Interpretation/);
     await expect(event.textContent()).resolves.toMatch(/Memobilling \.env/);
     await shot('threats');
+
+    // The event's page: the hit with its client and sealed record, the alert, and who was told.
+    await event.getByRole('link', { name: /api_key canary fired once/ }).click();
+    await heading('api_key canary fired once').waitFor();
+    const hits = page.getByRole('region', { name: 'Hits', exact: true });
+    await expect(hits.getByRole('row').count()).resolves.toBe(2);
+    await expect(hits.textContent()).resolves.toMatch(/api_key/);
+    await expect(page.getByTestId('alert').textContent()).resolves.toMatch(/risk/);
+    const webhook = page.getByTestId('channel-story').filter({ hasText: 'ops webhook' });
+    const until = Date.now() + 60_000;
+    while (!(await webhook.getByText('failed', { exact: true }).count()) && Date.now() < until) {
+      await page.waitForTimeout(1000);
+      await page.reload();
+      await heading('api_key canary fired once').waitFor();
+    }
+    const attempts = webhook.getByRole('region', { name: 'Deliveries to ops webhook' });
+    await expect(attempts.locator('ol.attempts li').count()).resolves.toBe(3);
+    await expect(attempts.locator('ol.attempts').textContent()).resolves.toMatch(/^500 in \d+ ms/);
+    receiver.breakWith(null);
+    await hits.getByRole('button', { name: /^Verify record/ }).click();
+    await hits.getByText('Verified: hash recomputed and matches').waitFor();
+    await shot('threat-event');
+    await attempts.getByRole('button', { name: /^Resend delivery / }).click();
+    await webhook.getByText(/^Sent again as resend-/).waitFor();
 
     await open('Canaries');
     await expect(page.getByTestId('canary-hits').first().textContent()).resolves.toMatch(
