@@ -53,6 +53,7 @@ export function usePages<Page, Item>(
   return {
     items: pages.flatMap(itemsOf),
     loaded: pages.length > 0,
+    pages: pages.length,
     pending: action.pending,
     error: action.error,
     reload,

@@ -275,6 +275,10 @@ function ChannelCard({ channel, changed }: { channel: Channel; changed: () => Pr
       <p>
         Last delivery: <Time iso={channel.lastDeliveryAt} />
       </p>
+      <Health
+        path={`${path}/deliveries`}
+        changed={[channel.lastDeliveryAt, channel.lastError?.at]}
+      />
       {channel.lastError && (
         <p class="note error" data-testid="last-error">
           Last error{channel.lastError.status !== null && ` (${channel.lastError.status})`}:{' '}
@@ -314,6 +318,24 @@ function ChannelCard({ channel, changed }: { channel: Channel; changed: () => Pr
       <ErrorNote error={action.error} />
       {showDeliveries && <Deliveries path={`${path}/deliveries`} />}
     </li>
+  );
+}
+
+/** How the channel has done lately: its latest 50 deliveries' outcomes, read again after each. */
+function Health({ path, changed }: { path: string; changed: unknown[] }) {
+  const recent = useLoad(() => api<DeliveryList>('GET', path), [path, ...changed]);
+  if (!recent.data) return null;
+  const states = recent.data.deliveries.map(deliveryState);
+  const finished = states.filter((s) => s === 'delivered' || s === 'failed');
+  if (!finished.length) return <p data-testid="health">No alert delivered or failed yet.</p>;
+  const delivered = finished.filter((s) => s === 'delivered').length;
+  const recovering = states.filter((s) => s === 'recovering').length;
+  return (
+    <p data-testid="health">
+      Recent success rate: {Math.round((delivered / finished.length) * 100)}% ({delivered} of{' '}
+      {finished.length} delivered)
+      {recovering > 0 && `, ${recovering} recovering`}
+    </p>
   );
 }
 

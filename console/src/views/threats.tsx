@@ -1,6 +1,11 @@
+import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import type { ThreatEvent, ThreatEventPage } from '../types';
 import { ErrorNote, Time, usePages } from '../ui';
+import { Overview } from './overview';
+
+/** How often the page looks for new hits (polling: the API serves no event stream). */
+const POLL_MS = 5_000;
 
 /** Threat events, newest first: who used which canary, from where, and how risky it looks. */
 export function ThreatsView() {
@@ -14,12 +19,24 @@ export function ThreatsView() {
     (page) => page.next_cursor,
   );
   const { items: events, more } = list;
+  const [tick, setTick] = useState(0);
+  const browsingOlder = list.pages > 1;
+  useEffect(() => {
+    // New hits appear without a reload, unless the reader has paged back into older events.
+    if (browsingOlder) return;
+    const timer = setInterval(() => {
+      if (document.visibilityState !== 'visible') return;
+      setTick((n) => n + 1);
+      void list.reload();
+    }, POLL_MS);
+    return () => clearInterval(timer);
+  }, [browsingOlder]);
   return (
     <section aria-labelledby="threats-title">
       <h1 id="threats-title">Threat events</h1>
-      <button type="button" class="secondary" onClick={() => void list.reload()}>
-        Refresh
-      </button>
+      <Overview tick={tick} />
+      <h2>Events</h2>
+      <p class="muted">New hits show here within {POLL_MS / 1000} seconds.</p>
       <ErrorNote error={list.error} />
       {list.loaded && !events.length && (
         <p>
