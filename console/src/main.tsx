@@ -5,6 +5,7 @@ import type { Account } from './types';
 import { ErrorNote } from './ui';
 import { AccountView } from './views/account';
 import { CanariesView } from './views/canaries';
+import { CanaryView } from './views/canary';
 import { ChannelsView } from './views/channels';
 import { EvidenceView } from './views/evidence';
 import { KeysView } from './views/keys';
@@ -24,11 +25,17 @@ const ROUTES: Record<Route, { title: string; view: FunctionComponent<{ account: 
   evidence: { title: 'Evidence log', view: EvidenceView },
 };
 
-/** `#/<route>`, or `#/threats/<id>` for one threat event's page. */
+/** `#/<route>`, or `#/threats/<id>` and `#/canaries/<id>` for one item's page. */
+/** The routes with a page per item, by the item's id. */
+const ITEM_VIEWS: Partial<Record<Route, FunctionComponent<{ id: string }>>> = {
+  threats: ThreatEventView,
+  canaries: CanaryView,
+};
+
 const routeOf = (hash: string): { route: Route; id: string | null } => {
   const [name = '', id] = hash.replace(/^#\/?/, '').split('/');
   const route = name in ROUTES ? (name as Route) : 'account';
-  return { route, id: route === 'threats' && id ? decodeURIComponent(id) : null };
+  return { route, id: id && route in ITEM_VIEWS ? decodeURIComponent(id) : null };
 };
 
 function useRoute() {
@@ -61,6 +68,7 @@ function App() {
   if (account === null) return <SignIn onSignedIn={() => void enter()} />;
 
   const View = ROUTES[route].view;
+  const ItemView = id ? ITEM_VIEWS[route] : undefined;
   return (
     <>
       {/* Not a plain #main link: the hash is the console's route. */}
@@ -97,7 +105,7 @@ function App() {
         </button>
       </header>
       <main id="main" tabIndex={-1}>
-        {id ? <ThreatEventView id={id} /> : <View account={account} />}
+        {ItemView && id ? <ItemView id={id} /> : <View account={account} />}
       </main>
     </>
   );

@@ -301,6 +301,21 @@ describe('the web console', () => {
     await expect(page.getByTestId('canary-hits').first().textContent()).resolves.toMatch(
       /^Fired 2 times, last /,
     );
+
+    // The canary's page: where it was planted, its hits over time, its events.
+    await page.getByTestId('canary').first().getByRole('link').click();
+    await heading('api_key canary: billing .env').waitFor();
+    await expect(page.getByTestId('canary-fired').textContent()).resolves.toMatch(
+      /^2 times, last /,
+    );
+    await expect(page.getByTestId('hits-total').textContent()).resolves.toBe(
+      '2 hits, last 30 days',
+    );
+    await expect(
+      page.getByRole('link', { name: /^api_key canary fired once$/ }).count(),
+    ).resolves.toBe(2);
+    await shot('canary');
+    await open('Canaries');
   });
 
   it('plants a redirect link with its destination and downloads a canary’s file', async () => {

@@ -157,8 +157,10 @@ export function CanariesView() {
         {canaries.data?.canaries.map((canary) => (
           <li class="card" key={canary.canary_id} data-testid="canary">
             <h3>
-              {KINDS[canary.kind as CanaryKind] ?? canary.kind}
-              {canary.memo && ` — ${canary.memo}`}
+              <a href={`#/canaries/${encodeURIComponent(canary.canary_id)}`}>
+                {KINDS[canary.kind as CanaryKind] ?? canary.kind}
+                {canary.memo && ` — ${canary.memo}`}
+              </a>
             </h3>
             <p class="secret">
               <code data-testid="canary-value">{canary.value}</code>{' '}

@@ -6,22 +6,27 @@ import { COUNTRY_POINTS, LAND } from '../world';
 
 const HOUR = 3_600_000;
 /** The chart's ranges: how far back, and how wide each bar is. */
-const RANGES = {
+export const RANGES = {
   '24h': { label: 'Last 24 hours', span: 24 * HOUR, bar: HOUR },
   '7d': { label: 'Last 7 days', span: 7 * 24 * HOUR, bar: 6 * HOUR },
   '30d': { label: 'Last 30 days', span: 30 * 24 * HOUR, bar: 24 * HOUR },
 } as const;
-type Range = keyof typeof RANGES;
+export type Range = keyof typeof RANGES;
 /** At most this many hits are read for the chart (5 pages of the log). */
 const MAX_PAGES = 5;
 
-async function hitsSince(since: Date): Promise<{ hits: ThreatHit[]; all: boolean }> {
+/** The hits since then (on one canary, or all), newest first; `all` false when capped. */
+export async function hitsSince(
+  since: Date,
+  canaryId?: string,
+): Promise<{ hits: ThreatHit[]; all: boolean }> {
   const hits: ThreatHit[] = [];
   let cursor: string | null = null;
   for (let page = 0; page < MAX_PAGES; page++) {
     const answer: ThreatHitPage = await api<ThreatHitPage>(
       'GET',
       `/api/threat-log?limit=200&since=${encodeURIComponent(since.toISOString())}` +
+        (canaryId ? `&canary_id=${encodeURIComponent(canaryId)}` : '') +
         (cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''),
     );
     hits.push(...answer.hits);
@@ -34,7 +39,7 @@ async function hitsSince(since: Date): Promise<{ hits: ThreatHit[]; all: boolean
 /** Hits over time and the most-fired canaries, re-read whenever `tick` changes. */
 export function Overview({ tick }: { tick: number }) {
   const [range, setRange] = useState<Range>('24h');
-  const { span, bar } = RANGES[range];
+  const { span } = RANGES[range];
   const data = useLoad(async () => {
     const now = Date.now();
     const since = encodeURIComponent(new Date(now - span).toISOString());
@@ -55,18 +60,10 @@ export function Overview({ tick }: { tick: number }) {
       perCountry.set(country, (perCountry.get(country) ?? 0) + event.hit_count);
   }
 
-  const bars = Math.round(span / bar);
-  const counts = new Array<number>(bars).fill(0);
-  for (const hit of hits) {
-    const index = bars - 1 - Math.floor((now - Date.parse(hit.at)) / bar);
-    if (index >= 0 && index < bars) counts[index]!++;
-  }
-  const top = Math.max(1, ...counts);
   const perCanary = new Map<string, number>();
   for (const hit of hits) perCanary.set(hit.canary_id, (perCanary.get(hit.canary_id) ?? 0) + 1);
   const mostFired = [...perCanary].sort((a, b) => b[1] - a[1]).slice(0, 5);
   const named = new Map(canaries.map((c) => [c.canary_id, c]));
-  const total = `${hits.length}${all ? '' : '+'} hit${hits.length === 1 ? '' : 's'}`;
 
   return (
     <section aria-labelledby="overview-title" class="overview">
@@ -80,31 +77,7 @@ export function Overview({ tick }: { tick: number }) {
           ))}
         </select>
       </Field>
-      <figure>
-        <svg
-          viewBox={`0 0 ${bars * 10} 60`}
-          class="chart"
-          role="img"
-          aria-label={`Hits over time: ${total} in the ${RANGES[range].label.toLowerCase()}`}
-          data-testid="hits-chart"
-        >
-          {counts.map((count, i) => (
-            <rect
-              key={i}
-              x={i * 10 + 1}
-              width={8}
-              y={60 - (count / top) * 58}
-              height={(count / top) * 58}
-              data-count={count}
-            >
-              <title>{`${count} hit${count === 1 ? '' : 's'}, ${new Date(now - (bars - i) * bar).toLocaleString()} onwards`}</title>
-            </rect>
-          ))}
-        </svg>
-        <figcaption data-testid="hits-total">
-          {total}, {RANGES[range].label.toLowerCase()}
-        </figcaption>
-      </figure>
+      <HitsChart hits={hits} all={all} now={now} range={range} />
       <h3>Where the hits came from</h3>
       <svg
         viewBox="0 0 720 360"
@@ -150,5 +123,56 @@ export function Overview({ tick }: { tick: number }) {
         <p>No canary fired in this range.</p>
       )}
     </section>
+  );
+}
+
+/** Hits as bars over the range, newest on the right, with the total underneath. */
+export function HitsChart({
+  hits,
+  all,
+  now,
+  range,
+}: {
+  hits: ThreatHit[];
+  all: boolean;
+  now: number;
+  range: Range;
+}) {
+  const { span, bar, label } = RANGES[range];
+  const bars = Math.round(span / bar);
+  const counts = new Array<number>(bars).fill(0);
+  for (const hit of hits) {
+    const index = bars - 1 - Math.floor((now - Date.parse(hit.at)) / bar);
+    if (index >= 0 && index < bars) counts[index]!++;
+  }
+  const top = Math.max(1, ...counts);
+  const total = `${hits.length}${all ? '' : '+'} hit${hits.length === 1 ? '' : 's'}`;
+  return (
+    <figure>
+      <svg
+        viewBox={`0 0 ${bars * 10} 60`}
+        class="chart"
+        preserveAspectRatio="none"
+        role="img"
+        aria-label={`Hits over time: ${total} in the ${label.toLowerCase()}`}
+        data-testid="hits-chart"
+      >
+        {counts.map((count, i) => (
+          <rect
+            key={i}
+            x={i * 10 + 1}
+            width={8}
+            y={60 - (count / top) * 58}
+            height={(count / top) * 58}
+            data-count={count}
+          >
+            <title>{`${count} hit${count === 1 ? '' : 's'}, ${new Date(now - (bars - i) * bar).toLocaleString()} onwards`}</title>
+          </rect>
+        ))}
+      </svg>
+      <figcaption data-testid="hits-total">
+        {total}, {label.toLowerCase()}
+      </figcaption>
+    </figure>
   );
 }
