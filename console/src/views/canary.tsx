@@ -1,8 +1,8 @@
 import { useState } from 'preact/hooks';
 import { api, download } from '../api';
 import type { Canary, ThreatEventPage } from '../types';
-import { CopyButton, ErrorNote, Field, Time, useAction, useLoad } from '../ui';
-import { HitsChart, hitsSince, RANGES, type Range } from './overview';
+import { CopyButton, ErrorNote, Time, useAction, useLoad } from '../ui';
+import { HitsChart, hitsSince, RANGES, RangeSelect, type Range } from './overview';
 import { eventTitle, HitSpan } from './threats';
 
 /** One canary: what it is, where it was planted, its file, and its hits over time. */
@@ -80,15 +80,7 @@ export function CanaryView({ id }: { id: string }) {
       </details>
 
       <h2>Hits over time</h2>
-      <Field label="Range">
-        <select value={range} onChange={(e) => setRange(e.currentTarget.value as Range)}>
-          {Object.entries(RANGES).map(([value, { label }]) => (
-            <option key={value} value={value}>
-              {label}
-            </option>
-          ))}
-        </select>
-      </Field>
+      <RangeSelect range={range} onChange={setRange} />
       <HitsChart hits={hits} all={all} now={now} range={range} />
 
       <h2>Its threat events</h2>

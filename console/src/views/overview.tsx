@@ -68,15 +68,7 @@ export function Overview({ tick }: { tick: number }) {
   return (
     <section aria-labelledby="overview-title" class="overview">
       <h2 id="overview-title">Overview</h2>
-      <Field label="Range">
-        <select value={range} onChange={(e) => setRange(e.currentTarget.value as Range)}>
-          {Object.entries(RANGES).map(([value, { label }]) => (
-            <option key={value} value={value}>
-              {label}
-            </option>
-          ))}
-        </select>
-      </Field>
+      <RangeSelect range={range} onChange={setRange} />
       <HitsChart hits={hits} all={all} now={now} range={range} />
       <h3>Where the hits came from</h3>
       <svg
@@ -174,5 +166,19 @@ export function HitsChart({
         {total}, {label.toLowerCase()}
       </figcaption>
     </figure>
+  );
+}
+
+export function RangeSelect({ range, onChange }: { range: Range; onChange: (r: Range) => void }) {
+  return (
+    <Field label="Range">
+      <select value={range} onChange={(e) => onChange(e.currentTarget.value as Range)}>
+        {Object.entries(RANGES).map(([value, { label }]) => (
+          <option key={value} value={value}>
+            {label}
+          </option>
+        ))}
+      </select>
+    </Field>
   );
 }
