@@ -5,10 +5,12 @@ import type { Account } from './types';
 import { ErrorNote } from './ui';
 import { AccountView } from './views/account';
 import { CanariesView } from './views/canaries';
+import { CanaryView } from './views/canary';
 import { ChannelsView } from './views/channels';
 import { EvidenceView } from './views/evidence';
 import { KeysView } from './views/keys';
 import { SignIn } from './views/sign-in';
+import { ThreatEventView } from './views/threat-event';
 import { ThreatsView } from './views/threats';
 import { WorkflowRunsView } from './views/workflow-runs';
 import './styles.css';
@@ -25,12 +27,20 @@ const ROUTES: Record<Route, { title: string; view: FunctionComponent<{ account: 
   evidence: { title: 'Evidence log', view: EvidenceView },
 };
 
-const routeOf = (hash: string): Route => {
-  const name = hash.replace(/^#\/?/, '');
-  return name in ROUTES ? (name as Route) : 'account';
+/** `#/<route>`, or `#/threats/<id>` and `#/canaries/<id>` for one item's page. */
+/** The routes with a page per item, by the item's id. */
+const ITEM_VIEWS: Partial<Record<Route, FunctionComponent<{ id: string }>>> = {
+  threats: ThreatEventView,
+  canaries: CanaryView,
 };
 
-function useRoute(): Route {
+const routeOf = (hash: string): { route: Route; id: string | null } => {
+  const [name = '', id] = hash.replace(/^#\/?/, '').split('/');
+  const route = name in ROUTES ? (name as Route) : 'account';
+  return { route, id: id && route in ITEM_VIEWS ? decodeURIComponent(id) : null };
+};
+
+function useRoute() {
   const [route, setRoute] = useState(() => routeOf(location.hash));
   useEffect(() => {
     const onChange = () => setRoute(routeOf(location.hash));
@@ -43,7 +53,7 @@ function useRoute(): Route {
 function App() {
   const [account, setAccount] = useState<Account | null | undefined>(undefined);
   const [error, setError] = useState<string | null>(null);
-  const route = useRoute();
+  const { route, id } = useRoute();
 
   const enter = () =>
     api<Account>('GET', '/api/users/me').then(setAccount, (err: Error) => setError(err.message));
@@ -60,6 +70,7 @@ function App() {
   if (account === null) return <SignIn onSignedIn={() => void enter()} />;
 
   const View = ROUTES[route].view;
+  const ItemView = id ? ITEM_VIEWS[route] : undefined;
   return (
     <>
       {/* Not a plain #main link: the hash is the console's route. */}
@@ -96,7 +107,7 @@ function App() {
         </button>
       </header>
       <main id="main" tabIndex={-1}>
-        <View account={account} />
+        {ItemView && id ? <ItemView id={id} /> : <View account={account} />}
       </main>
     </>
   );

@@ -16,7 +16,11 @@ import type {
   resendView,
 } from '../../src/alerts/channels.routes';
 import type { canaryListView, canaryView } from '../../src/canaries/canaries.routes';
-import type { threatEventListView, threatEventView } from '../../src/canaries/threats.routes';
+import type {
+  threatEventListView,
+  threatEventView,
+  threatLogView,
+} from '../../src/canaries/threats.routes';
 import type { evidencePageView } from '../../src/evidence/records.routes';
 import type { chainReportView, recordVerificationView } from '../../src/evidence/evidence.service';
 import type { keyListView, keyView, newKeyView } from '../../src/keys/api-keys.routes';
@@ -36,6 +40,7 @@ export type KeyList = View<typeof keyListView>;
 export type Channel = View<typeof channelView>;
 export type ChannelList = View<typeof channelListView>;
 export type DeliveryList = View<typeof deliveryListView>;
+export type Delivery = DeliveryList['deliveries'][number];
 export type Resent = View<typeof resendView>;
 export type BulkResent = View<typeof bulkResendView>;
 export type ChannelTest = View<typeof channelTestView>;
@@ -59,6 +64,8 @@ export type CanaryKind = Exclude<Canary['kind'], 'rag_marker'>;
 
 export type ThreatEvent = View<typeof threatEventView>;
 export type ThreatEventPage = View<typeof threatEventListView>;
+export type ThreatHitPage = View<typeof threatLogView>;
+export type ThreatHit = ThreatHitPage['hits'][number];
 
 export type EvidencePage = View<typeof evidencePageView>;
 export type EvidenceRecord = EvidencePage['records'][number];

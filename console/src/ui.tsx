@@ -53,6 +53,7 @@ export function usePages<Page, Item>(
   return {
     items: pages.flatMap(itemsOf),
     loaded: pages.length > 0,
+    pages: pages.length,
     pending: action.pending,
     error: action.error,
     reload,
@@ -102,8 +103,18 @@ export function when(iso: string | null | undefined): string {
   return iso ? new Date(iso).toLocaleString() : '—';
 }
 
+/** A time in the reader's own time zone, with the UTC time on hover. */
 export function Time({ iso }: { iso: string | null | undefined }) {
-  return iso ? <time dateTime={iso}>{when(iso)}</time> : <span>—</span>;
+  if (!iso) return <span>—</span>;
+  const utc = new Date(iso)
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, ' UTC');
+  return (
+    <time dateTime={iso} title={utc}>
+      {when(iso)}
+    </time>
+  );
 }
 
 /** Tables scroll sideways inside their own box on a phone instead of widening the page. */

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ALERT_LEVELS, attackerSchema, mailServerSchema } from '../alerts/payload';
 import { evidenceRefView } from '../evidence/evidence.service';
 import { callerAccountId } from '../auth/caller';
+import { DomainError } from '../errors';
 import { operationsFor } from '../http/operation';
 import { cursorSchema, encodeCursor, limitSchema } from '../http/pagination';
 import { CANARY_KINDS } from './kinds';
@@ -185,6 +186,24 @@ export const threatOperations = [
         threat_events: events.map(describeEvent),
         next_cursor: nextCursor(events, page.limit, (e) => e.firstHitAt),
       };
+    },
+  }),
+  operation({
+    operationId: 'getThreatEvent',
+    method: 'get',
+    path: '/api/threat-events/{threat_event_id}',
+    summary: 'One threat event',
+    description: "One alert's worth of hits, with its enrichment and risk once prepared.",
+    auth: 'sessionOrApiKey',
+    success: { status: 200, description: 'The threat event' },
+    response: threatEventView,
+    handler: async ({ params, res }, threats) => {
+      const id = params.threat_event_id!;
+      const event = await threats.findEvent(id);
+      if (!event) throw new DomainError('not_found', `No threat event ${id}`);
+      if (event.accountId !== callerAccountId(res))
+        throw new DomainError('forbidden', `Threat event ${id} belongs to another account`);
+      return describeEvent(event);
     },
   }),
   operation({

@@ -29,7 +29,8 @@ const email = `e2e-${Date.now()}@example.com`;
 const SECRET = 'console-e2e-signing-secret';
 
 beforeAll(async () => {
-  stack = await startAlertStack({ ALERT_GATHER_MS: '250' });
+  // The proxy is trusted so that a hit can come "from" a public address the map can place.
+  stack = await startAlertStack({ ALERT_GATHER_MS: '250', TRUST_PROXY: 'loopback' });
   ({ t, receiver } = stack);
   server = t.app.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -163,6 +164,10 @@ describe('the web console', () => {
     await expect(
       card.getByTestId('test-outcome').filter({ hasText: 'Test delivered (200).' }).waitFor(),
     ).resolves.toBeUndefined();
+    await card
+      .getByTestId('health')
+      .getByText('Recent success rate: 100% (1 of 1 delivered)')
+      .waitFor();
     const [hit] = await receiver.waitFor('/hook');
     expect(
       verifyWebhookSignature(SECRET, {
@@ -179,6 +184,10 @@ describe('the web console', () => {
     await expect(card.getByTestId('last-error').textContent()).resolves.toMatch(
       /Last error \(500\)/,
     );
+    await card
+      .getByTestId('health')
+      .getByText('Recent success rate: 50% (1 of 2 delivered)')
+      .waitFor();
     await card.getByRole('button', { name: 'Recent deliveries' }).click();
     const deliveries = card.getByRole('region', { name: 'Recent deliveries' });
     await deliveries.getByText('failed').waitFor();
@@ -222,25 +231,91 @@ describe('the web console', () => {
     await page.getByText('How to use it').first().click();
     await shot('canaries');
 
-    // Someone tries the planted key: refused like any bad key, and the canary fires.
+    // Someone tries the planted key: refused like any bad key, and the canary fires; the
+    // webhook receiver is down, so that channel's delivery fails.
+    receiver.breakWith(500);
     expect((await request(t.app).get('/api/settings').set('X-API-Key', value)).status).toBe(401);
 
     await open('Threat events');
     const event = page.getByTestId('threat-event').first();
-    const deadline = Date.now() + 30_000;
-    while (!(await event.getByText(/risk$/).count()) && Date.now() < deadline) {
-      await page.getByRole('button', { name: 'Refresh' }).click();
-      await page.waitForTimeout(500);
-    }
+    // The page polls: the event and its risk arrive without a click.
+    await event.getByText(/risk$/).waitFor({ timeout: 30_000 });
     await expect(event.textContent()).resolves.toMatch(/api_key canary fired once.*risk/);
     await expect(event.textContent()).resolves.toMatch(/Interpretation/);
     await expect(event.textContent()).resolves.toMatch(/Memobilling \.env/);
+
+    // The event's page: the hit with its client and sealed record, the alert, and who was told.
+    await event.getByRole('link', { name: /api_key canary fired once/ }).click();
+    await heading('api_key canary fired once').waitFor();
+    const hits = page.getByRole('region', { name: 'Hits', exact: true });
+    await expect(hits.getByRole('row').count()).resolves.toBe(2);
+    await expect(hits.textContent()).resolves.toMatch(/api_key/);
+    await expect(page.getByTestId('alert').textContent()).resolves.toMatch(/risk/);
+    const webhook = page.getByTestId('channel-story').filter({ hasText: 'ops webhook' });
+    const until = Date.now() + 60_000;
+    while (!(await webhook.getByText('failed', { exact: true }).count()) && Date.now() < until) {
+      await page.waitForTimeout(1000);
+      await page.reload();
+      await heading('api_key canary fired once').waitFor();
+    }
+    const attempts = webhook.getByRole('region', { name: 'Deliveries to ops webhook' });
+    await expect(attempts.locator('ol.attempts li').count()).resolves.toBe(3);
+    await expect(attempts.locator('ol.attempts').textContent()).resolves.toMatch(/^500 in \d+ ms/);
+    receiver.breakWith(null);
+    await hits.getByRole('button', { name: /^Verify record/ }).click();
+    await hits.getByText('Verified: hash recomputed and matches').waitFor();
+    await shot('threat-event');
+    await attempts.getByRole('button', { name: /^Resend delivery / }).click();
+    await webhook.getByText(/^Sent again as resend-/).waitFor();
+
+    // The overview: the hit in the chart and the canary at the top; a new hit arrives unreloaded.
+    await open('Threat events');
+    await expect(page.getByTestId('hits-total').textContent()).resolves.toMatch(/^1 hit, last 24/);
+    await expect(page.getByTestId('most-fired').textContent()).resolves.toBe(
+      'api_key “billing .env”: 1 hit',
+    );
+    await page.getByLabel('Range', { exact: true }).selectOption('7d');
+    await page.getByTestId('hits-total').getByText('1 hit, last 7 days').waitFor();
+    await page.evaluate(() => Object.assign(globalThis, { stillThisPage: true }));
+    const fromGoogle = await request(t.app)
+      .get('/api/settings')
+      .set('X-API-Key', value)
+      .set('X-Forwarded-For', '8.8.8.8');
+    expect(fromGoogle.status).toBe(401);
+    await page
+      .getByTestId('hits-total')
+      .getByText('2 hits, last 7 days')
+      .waitFor({ timeout: 20_000 });
+    expect(await page.evaluate(() => 'stillThisPage' in globalThis)).toBe(true);
+    await expect(
+      page.getByTestId('hits-chart').locator('rect[data-count="2"]').count(),
+    ).resolves.toBe(1);
+    // 8.8.8.8 is placed in the US by the shipped location data: a point there once enriched.
+    await page
+      .getByTestId('hits-map')
+      .locator('circle[data-country="US"]')
+      .waitFor({ timeout: 20_000 });
     await shot('threats');
 
     await open('Canaries');
     await expect(page.getByTestId('canary-hits').first().textContent()).resolves.toMatch(
-      /^Fired once, last /,
+      /^Fired 2 times, last /,
     );
+
+    // The canary's page: where it was planted, its hits over time, its events.
+    await page.getByTestId('canary').first().getByRole('link').click();
+    await heading('api_key canary: billing .env').waitFor();
+    await expect(page.getByTestId('canary-fired').textContent()).resolves.toMatch(
+      /^2 times, last /,
+    );
+    await expect(page.getByTestId('hits-total').textContent()).resolves.toBe(
+      '2 hits, last 30 days',
+    );
+    await expect(
+      page.getByRole('link', { name: /^api_key canary fired once$/ }).count(),
+    ).resolves.toBe(2);
+    await shot('canary');
+    await open('Canaries');
   });
 
   it('plants a redirect link with its destination and downloads a canary’s file', async () => {

@@ -312,6 +312,33 @@ describe('threat views', () => {
     expect((await get('/api/threat-events?until=2000-01-01T00:00:00Z')).threat_events).toEqual([]);
     expect((await get('/api/threat-log?since=2000-01-01T00:00:00Z')).hits).toHaveLength(2);
   });
+
+  it('when one threat event is asked for, then its owner gets it; another account 403, an unknown id 404, a key needs threats:read', async () => {
+    const { who } = await account();
+    const canary = await plant(who, 'url');
+    await request(t.app).get(new URL(canary.value).pathname);
+    await t.tripwires.flush();
+    const [listed] = (await request(t.app).get('/api/threat-events').set(as(who))).body
+      .threat_events as { threat_event_id: string; canary_id: string }[];
+    const path = `/api/threat-events/${listed!.threat_event_id}`;
+    const one = await request(t.app).get(path).set(as(who)).expect(200);
+    // The alert may be prepared between the two reads, so compare what cannot change.
+    expect(one.body).toMatchObject({
+      threat_event_id: listed!.threat_event_id,
+      canary_id: canary.canary_id,
+      hit_count: 1,
+    });
+    const other = await signUpAndLogIn(t.app);
+    const refused = await request(t.app).get(path).set(as(other));
+    expect(refused.status).toBe(403);
+    expect(refused.body.detail).toContain('belongs to another account');
+    const missing = await request(t.app).get('/api/threat-events/thr_missing').set(as(who));
+    expect(missing.status).toBe(404);
+    const canariesOnly = await createKey(t.app, who.token, { scopes: ['canaries:read'] });
+    await request(t.app).get(path).set('X-API-Key', canariesOnly.key).expect(403);
+    const threats = await createKey(t.app, who.token, { scopes: ['threats:read'] });
+    await request(t.app).get(path).set('X-API-Key', threats.key).expect(200);
+  });
 });
 
 describe('/api/canaries access', () => {

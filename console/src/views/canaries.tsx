@@ -147,13 +147,20 @@ export function CanariesView() {
       )}
       <h2>Planted</h2>
       <ErrorNote error={canaries.error} />
-      {canaries.data?.canaries.length === 0 && <p>No canaries yet.</p>}
+      {canaries.data?.canaries.length === 0 && (
+        <p>
+          No canaries yet. Choose a kind above and plant one where only a thief would use it: a
+          config file, a wiki page, a password manager.
+        </p>
+      )}
       <ul class="cards">
         {canaries.data?.canaries.map((canary) => (
           <li class="card" key={canary.canary_id} data-testid="canary">
             <h3>
-              {KINDS[canary.kind as CanaryKind] ?? canary.kind}
-              {canary.memo && ` — ${canary.memo}`}
+              <a href={`#/canaries/${encodeURIComponent(canary.canary_id)}`}>
+                {KINDS[canary.kind as CanaryKind] ?? canary.kind}
+                {canary.memo && ` — ${canary.memo}`}
+              </a>
             </h3>
             <p class="secret">
               <code data-testid="canary-value">{canary.value}</code>{' '}

@@ -8,6 +8,7 @@ import {
   type Channel,
   type ChannelList,
   type ChannelTest,
+  type Delivery,
   type DeliveryList,
   type Resent,
   type Settings,
@@ -171,7 +172,12 @@ export function ChannelsView({ account }: { account: Account }) {
       </form>
       <h2>Channels</h2>
       <ErrorNote error={channels.error} />
-      {channels.data?.channels.length === 0 && <p>No channels yet.</p>}
+      {channels.data?.channels.length === 0 && (
+        <p>
+          No channels yet: alerts go only to the built-in channels below. Add a webhook, Slack,
+          Teams, Discord or PagerDuty channel above to be told where you work.
+        </p>
+      )}
       <ul class="cards">
         {channels.data?.channels.map((channel) => (
           <ChannelCard key={channel.id} channel={channel} changed={channels.reload} />
@@ -269,6 +275,10 @@ function ChannelCard({ channel, changed }: { channel: Channel; changed: () => Pr
       <p>
         Last delivery: <Time iso={channel.lastDeliveryAt} />
       </p>
+      <Health
+        path={`${path}/deliveries`}
+        changed={[channel.lastDeliveryAt, channel.lastError?.at]}
+      />
       {channel.lastError && (
         <p class="note error" data-testid="last-error">
           Last error{channel.lastError.status !== null && ` (${channel.lastError.status})`}:{' '}
@@ -311,16 +321,28 @@ function ChannelCard({ channel, changed }: { channel: Channel; changed: () => Pr
   );
 }
 
+/** How the channel has done lately: its latest 50 deliveries' outcomes, read again after each. */
+function Health({ path, changed }: { path: string; changed: unknown[] }) {
+  const recent = useLoad(() => api<DeliveryList>('GET', path), [path, ...changed]);
+  if (!recent.data) return null;
+  const states = recent.data.deliveries.map(deliveryState);
+  const finished = states.filter((s) => s === 'delivered' || s === 'failed');
+  if (!finished.length) return <p data-testid="health">No alert delivered or failed yet.</p>;
+  const delivered = finished.filter((s) => s === 'delivered').length;
+  const recovering = states.filter((s) => s === 'recovering').length;
+  return (
+    <p data-testid="health">
+      Recent success rate: {Math.round((delivered / finished.length) * 100)}% ({delivered} of{' '}
+      {finished.length} delivered)
+      {recovering > 0 && `, ${recovering} recovering`}
+    </p>
+  );
+}
+
 function Deliveries({ path }: { path: string }) {
   const deliveries = useLoad(() => api<DeliveryList>('GET', path), [path]);
   const resending = useAction();
   const [resent, setResent] = useState<string | null>(null);
-  const resend = (deliveryId: string) =>
-    void resending.run(async () => {
-      const answer = await api<Resent>('POST', `${path}/${encodeURIComponent(deliveryId)}/resend`);
-      setResent(`Sent again as ${answer.deliveryId}.`);
-      await deliveries.reload();
-    });
   const resendFailed = (event: Event) => {
     event.preventDefault();
     const { since = '' } = formValues(event.currentTarget as HTMLFormElement);
@@ -336,7 +358,8 @@ function Deliveries({ path }: { path: string }) {
   };
   if (deliveries.error) return <ErrorNote error={deliveries.error} />;
   if (!deliveries.data) return <p>Loading…</p>;
-  if (!deliveries.data.deliveries.length) return <p>No deliveries yet.</p>;
+  if (!deliveries.data.deliveries.length)
+    return <p>No deliveries yet: “Send test” shows what this channel receives.</p>;
   return (
     <>
       <form class="inline" onSubmit={resendFailed}>
@@ -350,11 +373,54 @@ function Deliveries({ path }: { path: string }) {
           Resend failed
         </button>
       </form>
+      <div role="status">{resent}</div>
+      <ErrorNote error={resending.error} />
+      <DeliveryTable
+        label="Recent deliveries"
+        path={path}
+        deliveries={deliveries.data.deliveries}
+        changed={deliveries.reload}
+      />
+    </>
+  );
+}
+
+/** What a delivery record says: its outcome, or, while none is recorded, whether it is retrying. */
+export function deliveryState(d: Delivery): string {
+  if (d.outcome) return d.outcome;
+  return d.attempts.some((a) => a.error !== null || (a.status ?? 0) >= 300)
+    ? 'recovering'
+    : 'sending';
+}
+
+/** Deliveries with every attempt (status, duration, the receiver's answer) and a resend button. */
+export function DeliveryTable({
+  label,
+  path,
+  deliveries,
+  changed,
+}: {
+  label: string;
+  /** The channel's deliveries path, which the resend is posted under. */
+  path: string;
+  deliveries: Delivery[];
+  changed: () => Promise<void>;
+}) {
+  const resending = useAction();
+  const [resent, setResent] = useState<string | null>(null);
+  const resend = (deliveryId: string) =>
+    void resending.run(async () => {
+      const answer = await api<Resent>('POST', `${path}/${encodeURIComponent(deliveryId)}/resend`);
+      setResent(`Sent again as ${answer.deliveryId}.`);
+      await changed();
+    });
+  return (
+    <>
       <div role="status" data-testid="resend-outcome">
         {resent}
       </div>
       <ErrorNote error={resending.error} />
-      <Table label="Recent deliveries">
+      <Table label={label}>
         <thead>
           <tr>
             <th scope="col">When</th>
@@ -365,7 +431,7 @@ function Deliveries({ path }: { path: string }) {
           </tr>
         </thead>
         <tbody>
-          {deliveries.data.deliveries.map((d) => (
+          {deliveries.map((d) => (
             <tr key={d.deliveryId}>
               <td data-label="When">
                 <Time iso={d.createdAt} />
@@ -375,7 +441,7 @@ function Deliveries({ path }: { path: string }) {
                 {d.resendOf && <div class="muted">resend of {d.resendOf}</div>}
               </td>
               <td data-label="Outcome">
-                {d.outcome ?? 'in progress'}
+                <span class={`badge state-${deliveryState(d)}`}>{deliveryState(d)}</span>
                 {d.error && <div class="muted">{d.error}</div>}
               </td>
               <td data-label="Attempts">

@@ -106,17 +106,6 @@ function ChainSummary({ report }: { report: ChainReport }) {
 }
 
 function RecordRow({ record }: { record: EvidenceRecord }) {
-  const action = useAction();
-  const [result, setResult] = useState<Verification | null>(null);
-  const verify = () =>
-    void action.run(async () =>
-      setResult(
-        await api<Verification>(
-          'POST',
-          `/api/audit/records/${encodeURIComponent(record.log_id)}/verify`,
-        ),
-      ),
-    );
   return (
     <tr>
       <td data-label="#">{record.seq}</td>
@@ -128,23 +117,40 @@ function RecordRow({ record }: { record: EvidenceRecord }) {
         <code title={record.content_hash ?? undefined}>{short(record.content_hash)}</code>
       </td>
       <td>
-        <button
-          type="button"
-          class="secondary"
-          aria-label={`Verify record ${record.seq}`}
-          onClick={verify}
-          disabled={action.pending}
-        >
-          Verify
-        </button>
-        <span role="status" data-testid={`verify-${record.seq}`}>
-          {result &&
-            (result.verified && result.link.holds
-              ? ' ✓ Verified: hash recomputed and matches'
-              : ` ✗ ${result.tampered ? 'Tampered' : 'Not verified'}: recomputed ${short(result.recomputed_hash)}`)}
-        </span>
-        <ErrorNote error={action.error} />
+        <VerifyButton logId={record.log_id} seq={record.seq} />
       </td>
     </tr>
+  );
+}
+
+/** Recomputes one sealed record's hash and checks its link in the chain, on the server. */
+export function VerifyButton({ logId, seq }: { logId: string; seq: number }) {
+  const action = useAction();
+  const [result, setResult] = useState<Verification | null>(null);
+  const verify = () =>
+    void action.run(async () =>
+      setResult(
+        await api<Verification>('POST', `/api/audit/records/${encodeURIComponent(logId)}/verify`),
+      ),
+    );
+  return (
+    <>
+      <button
+        type="button"
+        class="secondary"
+        aria-label={`Verify record ${seq}`}
+        onClick={verify}
+        disabled={action.pending}
+      >
+        Verify
+      </button>
+      <span role="status" data-testid={`verify-${seq}`}>
+        {result &&
+          (result.verified && result.link.holds
+            ? ' ✓ Verified: hash recomputed and matches'
+            : ` ✗ ${result.tampered ? 'Tampered' : 'Not verified'}: recomputed ${short(result.recomputed_hash)}`)}
+      </span>
+      <ErrorNote error={action.error} />
+    </>
   );
 }

@@ -1,6 +1,11 @@
+import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import type { ThreatEvent, ThreatEventPage } from '../types';
 import { ErrorNote, Time, usePages } from '../ui';
+import { Overview } from './overview';
+
+/** How often the page looks for new hits (polling: the API serves no event stream). */
+const POLL_MS = 5_000;
 
 /** Threat events, newest first: who used which canary, from where, and how risky it looks. */
 export function ThreatsView() {
@@ -14,14 +19,31 @@ export function ThreatsView() {
     (page) => page.next_cursor,
   );
   const { items: events, more } = list;
+  const [tick, setTick] = useState(0);
+  const browsingOlder = list.pages > 1;
+  useEffect(() => {
+    // New hits appear without a reload, unless the reader has paged back into older events.
+    if (browsingOlder) return;
+    const timer = setInterval(() => {
+      if (document.visibilityState !== 'visible') return;
+      setTick((n) => n + 1);
+      void list.reload();
+    }, POLL_MS);
+    return () => clearInterval(timer);
+  }, [browsingOlder]);
   return (
     <section aria-labelledby="threats-title">
       <h1 id="threats-title">Threat events</h1>
-      <button type="button" class="secondary" onClick={() => void list.reload()}>
-        Refresh
-      </button>
+      <Overview tick={tick} />
+      <h2>Events</h2>
+      <p class="muted">New hits show here within {POLL_MS / 1000} seconds.</p>
       <ErrorNote error={list.error} />
-      {list.loaded && !events.length && <p>No canary has fired yet.</p>}
+      {list.loaded && !events.length && (
+        <p>
+          No canary has fired yet. Plant one under <a href="#/canaries">Canaries</a> where a thief
+          would find it; its hits show here.
+        </p>
+      )}
       <ul class="cards">
         {events.map((event) => (
           <ThreatCard key={event.threat_event_id} event={event} />
@@ -36,26 +58,47 @@ export function ThreatsView() {
   );
 }
 
+/** What fired and how often, in words. */
+export function eventTitle(event: ThreatEvent): string {
+  const what = event.canary_kind === 'agent' ? 'agent alert' : `${event.canary_kind} canary fired`;
+  return `${what} ${event.hit_count === 1 ? 'once' : `${event.hit_count} times`}`;
+}
+
+/** The event's first hit, and its last when there were more. */
+export function HitSpan({ event }: { event: ThreatEvent }) {
+  return (
+    <>
+      <Time iso={event.first_hit_at} />
+      {event.last_hit_at !== event.first_hit_at && (
+        <>
+          {' '}
+          to <Time iso={event.last_hit_at} />
+        </>
+      )}
+    </>
+  );
+}
+
+type Attacker = NonNullable<ThreatEvent['alert']>['attacker'];
+
+/** Where an address is, as far as enrichment knows: city, country, network, kind. */
+export function placeOf(who: Attacker): string {
+  return [who.city, who.country, who.org, who.type].filter(Boolean).join(', ');
+}
+
 function ThreatCard({ event }: { event: ThreatEvent }) {
   const { alert } = event;
   const who = alert?.attacker;
   return (
     <li class="card" data-testid="threat-event">
       <h3>
-        {event.canary_kind === 'agent' ? 'agent alert' : `${event.canary_kind} canary fired`}{' '}
-        {event.hit_count === 1 ? 'once' : `${event.hit_count} times`}{' '}
+        <a href={`#/threats/${encodeURIComponent(event.threat_event_id)}`}>{eventTitle(event)}</a>{' '}
         {alert && <span class={`badge risk-${alert.risk_level}`}>{alert.risk_level} risk</span>}
       </h3>
       <dl class="facts">
         <dt>When</dt>
         <dd>
-          <Time iso={event.first_hit_at} />
-          {event.last_hit_at !== event.first_hit_at && (
-            <>
-              {' '}
-              to <Time iso={event.last_hit_at} />
-            </>
-          )}
+          <HitSpan event={event} />
         </dd>
         {alert?.memo && (
           <>
@@ -63,14 +106,14 @@ function ThreatCard({ event }: { event: ThreatEvent }) {
             <dd>{alert.memo}</dd>
           </>
         )}
-        <dt>Planted on</dt>
+        <dt>Used from</dt>
         <dd>{event.platform}</dd>
         <dt>How</dt>
         <dd>{event.source.via}</dd>
         <dt>From</dt>
         <dd>
           {event.source.ip || 'no address (relayed)'}
-          {who && ` (${[who.city, who.country, who.org, who.type].filter(Boolean).join(', ')})`}
+          {who && ` (${placeOf(who)})`}
         </dd>
         {alert && (
           <>
