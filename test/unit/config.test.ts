@@ -39,6 +39,7 @@ describe('loadConfig', () => {
       WORKER_WORKFLOW_TASK_SLOTS: 40,
       WORKER_POLLERS: 10,
       CHECKPOINT_INTERVAL_SECONDS: 60,
+      COMMUNITY_MIN_WORKSPACES: 3,
       REFRESH_TTL_DAYS: 7,
       COOKIE_SECURE: true,
       SIGNUP_MODE: 'open',
