@@ -33,9 +33,9 @@ server.on('request', (req, res) => {
   }
   const chunks: Buffer[] = [];
   req.on('data', (chunk: Buffer) => chunks.push(chunk));
-  req.on('end', () => {
+  req.on('end', async () => {
     // The raw bytes, never re-serialised JSON: that is what the signature covers.
-    const check = verifyDelivery(secret, req.headers, Buffer.concat(chunks));
+    const check = await verifyDelivery(secret, req.headers, Buffer.concat(chunks));
     if (!check.ok) {
       console.error(`rejected: ${check.reason}`);
       res.writeHead(401).end(check.reason);
