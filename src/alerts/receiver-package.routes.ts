@@ -22,7 +22,7 @@ export function receiverPackageRoutes(file: string = RECEIVER_PACKAGE): Router {
       );
     }
     res.set('Cache-Control', 'no-cache');
-    res.type('application/gzip').attachment('webhook-verify.tgz').sendFile(path, next);
+    res.attachment('webhook-verify.tgz').type('application/gzip').sendFile(path, next);
   });
   return router;
 }
