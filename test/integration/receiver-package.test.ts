@@ -113,7 +113,7 @@ describe('the packed package', () => {
   it('when downloaded from the service, then it is the gzip tarball, served as an attachment', () => {
     expect(download.status).toBe(200);
     expect(download.headers.get('content-type')).toBe('application/gzip');
-    expect(download.headers.get('content-disposition')).toBe(`attachment; filename="${TARBALL}"`);
+    expect(download.headers.get('content-disposition')).toBe(`attachment; filename=${TARBALL}`);
   });
 
   it('when given Fetch Headers and several secrets, then it verifies with the right one among them and refuses wrong ones', async () => {
