@@ -6,7 +6,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Webhook } from 'standardwebhooks';
+import express from 'express';
 import request from 'supertest';
+import { receiverPackageRoutes } from '../../src/alerts/receiver-package.routes';
+import { errorHandler } from '../../src/http/errors';
+import { requestLogging } from '../../src/http/request-logging';
+import pino from 'pino';
 import { freePort } from '../../tools/stack';
 import { signUpAndLogIn } from '../support/accounts';
 import { startAlertStack } from '../support/alert-stack';
@@ -114,6 +119,19 @@ describe('the packed package', () => {
     expect(download.status).toBe(200);
     expect(download.headers.get('content-type')).toBe('application/gzip');
     expect(download.headers.get('content-disposition')).toBe(`attachment; filename=${TARBALL}`);
+  });
+
+  it('when the build has not packed it, then the download answers 503 naming the command', async () => {
+    const missing = join(scratch, 'not-built', TARBALL);
+    const app = express()
+      .use(requestLogging(pino({ level: 'silent' })))
+      .use(receiverPackageRoutes(missing))
+      .use(errorHandler);
+    const res = await request(app).get(`/downloads/${TARBALL}`);
+    expect(res.status).toBe(503);
+    expect(res.body.detail).toBe(
+      `The receivers' package is not built in ${missing}: run npm run build`,
+    );
   });
 
   it('when given Fetch Headers and several secrets, then it verifies with the right one among them and refuses wrong ones', async () => {
