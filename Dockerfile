@@ -16,6 +16,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src src
 COPY workflows workflows
 COPY activities activities
+COPY tools/build-webhook-verify.mjs tools/
 RUN npm run build && npm prune --omit=dev
 
 FROM node:24-bookworm-slim

@@ -40,9 +40,12 @@ export default tseslint.config(
     },
   },
   {
-    // Receiver examples are what users copy: CommonJS with require(), as their READMEs show.
+    // Receiver examples are what users copy: CommonJS with require(), as their READMEs show, and
+    // a Fetch-API handler.
     files: ['packages/*/examples/**'],
-    languageOptions: { globals: { Buffer: 'readonly' } },
+    languageOptions: {
+      globals: { Buffer: 'readonly', Response: 'readonly', TextDecoder: 'readonly' },
+    },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {

@@ -30,6 +30,7 @@ import { wireguardPublicKey } from './canaries/listeners/wireguard';
 import { Tripwires } from './canaries/tripwires';
 import { AuditTrailWriter } from './evidence/trail/audit-trail.writer';
 import { consoleRoutes } from './console/console.routes';
+import { receiverPackageRoutes } from './alerts/receiver-package.routes';
 import { EvidenceRepository } from './evidence/evidence.repository';
 import { EvidenceService } from './evidence/evidence.service';
 import { EvidenceStore } from './evidence/evidence.store';
@@ -118,7 +119,7 @@ export interface Api {
 
 /**
  * What every request passes through before any route or credential check: logging, security
- * headers, tracing, metrics, JSON bodies, cookies and the console's files.
+ * headers, tracing, metrics, JSON bodies, cookies, the console's files and the receivers' package.
  */
 export function httpStack(config: Config, logger: Logger): RequestHandler[] {
   return [
@@ -130,6 +131,7 @@ export function httpStack(config: Config, logger: Logger): RequestHandler[] {
     express.json({ limit: config.BODY_LIMIT }),
     cookieParser(),
     consoleRoutes(config.CONSOLE_DIR),
+    receiverPackageRoutes(),
   ];
 }
 

@@ -33,9 +33,10 @@ server.on('request', (req, res) => {
   }
   const chunks: Buffer[] = [];
   req.on('data', (chunk: Buffer) => chunks.push(chunk));
-  req.on('end', () => {
+  req.on('end', () => void verifyAndAnswer(secret));
+  async function verifyAndAnswer(key: string) {
     // The raw bytes, never re-serialised JSON: that is what the signature covers.
-    const check = verifyDelivery(secret, req.headers, Buffer.concat(chunks));
+    const check = await verifyDelivery(key, req.headers, Buffer.concat(chunks));
     if (!check.ok) {
       console.error(`rejected: ${check.reason}`);
       res.writeHead(401).end(check.reason);
@@ -46,7 +47,7 @@ server.on('request', (req, res) => {
       server.closeAllConnections();
       server.close(() => process.exit(0));
     });
-  });
+  }
 });
 
 server.listen(port, '127.0.0.1');

@@ -1,20 +1,28 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Webhook } from 'standardwebhooks';
+import express from 'express';
 import request from 'supertest';
+import { receiverPackageRoutes } from '../../src/alerts/receiver-package.routes';
+import { errorHandler } from '../../src/http/errors';
+import { requestLogging } from '../../src/http/request-logging';
+import pino from 'pino';
 import { freePort } from '../../tools/stack';
 import { signUpAndLogIn } from '../support/accounts';
 import { startAlertStack } from '../support/alert-stack';
 import type { Hit, Receiver } from '../support/receiver';
 import type { TestApp } from '../support/test-app';
 
-// The receivers' package as a user gets it: packed to a tarball, installed into a scratch project,
-// imported from there (CommonJS and ES modules), its examples run as real receivers, all against
-// a delivery that the real workflow sent.
+// The receivers' package as a user gets it: packed by the build step, downloaded from the running
+// service's GET /downloads/webhook-verify.tgz, installed from that file into a scratch project
+// with npm (offline: no registry), imported from there (CommonJS and ES modules), its examples run
+// as real receivers (Express, node:http, a Fetch handler given real `Headers`), all against a
+// delivery that the real workflow sent.
 const run = promisify(execFile);
 const ROOT = join(__dirname, '..', '..');
 const SECRET = 'receiver-package-secret';
@@ -24,6 +32,8 @@ let receiver: Receiver;
 let stop: () => Promise<void>;
 let scratch: string;
 let delivery: Hit;
+let download: Response;
+const TARBALL = 'webhook-verify.tgz';
 
 const tampered = () => Buffer.concat([delivery.rawBody, Buffer.from(' ')]);
 const headers = (hit: Hit) =>
@@ -46,13 +56,19 @@ beforeAll(async () => {
   await request(t.app).post(`/api/alert-channels/${created.body.id}/test`).set(auth);
   delivery = receiver.hitsOn('/package')[0]!;
 
-  scratch = await mkdtemp(join(tmpdir(), 'webhook-verify-'));
-  await run('npm', ['pack', '--pack-destination', scratch], {
-    cwd: join(ROOT, 'packages', 'webhook-verify'),
-  });
-  const [tarball] = (await readdir(scratch)).filter((f) => f.endsWith('.tgz'));
+  await run(process.execPath, ['tools/build-webhook-verify.mjs'], { cwd: ROOT });
+  const server: Server = createServer(t.app).listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  try {
+    download = await fetch(`http://127.0.0.1:${port}/downloads/${TARBALL}`);
+    scratch = await mkdtemp(join(tmpdir(), 'webhook-verify-'));
+    await writeFile(join(scratch, TARBALL), Buffer.from(await download.clone().arrayBuffer()));
+  } finally {
+    server.close();
+  }
   await writeFile(join(scratch, 'package.json'), '{"name":"scratch","private":true}');
-  await run('npm', ['install', '--no-audit', '--no-fund', '--offline', `./${tarball}`], {
+  await run('npm', ['install', '--no-audit', '--no-fund', '--offline', `./${TARBALL}`], {
     cwd: scratch,
   });
 }, 180_000);
@@ -76,8 +92,10 @@ const check = `
 const chunks = [];
 process.stdin.on('data', (c) => chunks.push(c));
 process.stdin.on('end', () => {
-  const { secret, headers, body } = JSON.parse(Buffer.concat(chunks).toString());
-  console.log(JSON.stringify(lib.verifyDelivery(secret, headers, Buffer.from(body, 'base64'))));
+  const { secret, headers, body, asFetchHeaders } = JSON.parse(Buffer.concat(chunks).toString());
+  const secrets = secret.split(' ');
+  const shaped = asFetchHeaders ? new Headers(headers) : headers;
+  lib.verifyDelivery(secrets, shaped, Buffer.from(body, 'base64')).then((r) => console.log(JSON.stringify(r)));
 });`;
 
 describe('the packed package', () => {
@@ -97,6 +115,38 @@ describe('the packed package', () => {
     expect(JSON.parse(bad)).toEqual({ ok: false, reason: 'signature does not match' });
   });
 
+  it('when downloaded from the service, then it is the gzip tarball, served as an attachment', () => {
+    expect(download.status).toBe(200);
+    expect(download.headers.get('content-type')).toBe('application/gzip');
+    expect(download.headers.get('content-disposition')).toBe(`attachment; filename=${TARBALL}`);
+  });
+
+  it('when the build has not packed it, then the download answers 503 naming the command', async () => {
+    const missing = join(scratch, 'not-built', TARBALL);
+    const app = express()
+      .use(requestLogging(pino({ level: 'silent' })))
+      .use(receiverPackageRoutes(missing))
+      .use(errorHandler);
+    const res = await request(app).get(`/downloads/${TARBALL}`);
+    expect(res.status).toBe(503);
+    expect(res.body.detail).toBe(
+      `The receivers' package is not built in ${missing}: run npm run build`,
+    );
+  });
+
+  it('when given Fetch Headers and several secrets, then it verifies with the right one among them and refuses wrong ones', async () => {
+    const cjs = `const lib = require('@tripwire/webhook-verify');${check}`;
+    const input = {
+      headers: headers(delivery),
+      body: delivery.rawBody.toString('base64'),
+      asFetchHeaders: true,
+    };
+    const ok = await inScratch(['-e', cjs], { ...input, secret: `not-the-secret ${SECRET}` });
+    expect(JSON.parse(ok)).toMatchObject({ ok: true, event: 'canary.test_alert' });
+    const wrong = await inScratch(['-e', cjs], { ...input, secret: 'not-the-secret other-one' });
+    expect(JSON.parse(wrong)).toEqual({ ok: false, reason: 'signature does not match' });
+  });
+
   it('when imported as an ES module, then the same check works', async () => {
     const esm = `import * as lib from '@tripwire/webhook-verify';${check}`;
     const out = await inScratch(['--input-type=module', '-e', esm], {
@@ -108,13 +158,7 @@ describe('the packed package', () => {
   });
 
   it('when installed, then it ships compiled JavaScript with types and its exports map', async () => {
-    const { stdout } = await run(
-      'tar',
-      ['-tzf', (await readdir(scratch)).find((f) => f.endsWith('.tgz'))!],
-      {
-        cwd: scratch,
-      },
-    );
+    const { stdout } = await run('tar', ['-tzf', TARBALL], { cwd: scratch });
     expect(stdout.split('\n')).toEqual(
       expect.arrayContaining([
         'package/dist/index.js',
@@ -177,6 +221,32 @@ describe('the examples, run as receivers', () => {
       }
     },
   );
+
+  it('when the Fetch handler example gets the real delivery as a Request, then it answers 200, and 401 once the body is changed', async () => {
+    const handler = join(
+      scratch,
+      'node_modules',
+      '@tripwire',
+      'webhook-verify',
+      'examples',
+      'fetch.mjs',
+    );
+    const script = `import receiver from ${JSON.stringify(handler)};
+const chunks = [];
+for await (const c of process.stdin) chunks.push(c);
+const { headers, body, tampered } = JSON.parse(Buffer.concat(chunks).toString());
+const env = { WEBHOOK_SECRET: ${JSON.stringify(SECRET)} };
+const answer = (b) =>
+  receiver.fetch(new Request('http://receiver.test/tripwire', { method: 'POST', headers, body: Buffer.from(b, 'base64') }), env);
+console.log(JSON.stringify([(await answer(body)).status, (await answer(tampered)).status]));`;
+    const out = await inScratch(['--input-type=module', '-e', script], {
+      headers: headers(delivery),
+      body: delivery.rawBody.toString('base64'),
+      tampered: tampered().toString('base64'),
+    });
+    expect(JSON.parse(out.split('\n').at(-1)!)).toEqual([200, 401]);
+    expect(out).toContain(`canary.test_alert ${String(delivery.headers['x-service-delivery'])}`);
+  });
 
   it('when the Python snippet checks the real delivery, then it accepts it and refuses a tampered one', async () => {
     const script = [

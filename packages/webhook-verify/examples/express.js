@@ -3,12 +3,13 @@
 const express = require('express');
 const { verifyDelivery } = require('@tripwire/webhook-verify');
 
-const secret = process.env.WEBHOOK_SECRET;
+// During a secret rotation's overlap, give both: either one verifies.
+const secrets = [process.env.WEBHOOK_SECRET, process.env.WEBHOOK_PREVIOUS_SECRET].filter(Boolean);
 const seen = new Set(); // use your database in production: delivery ids repeat on retries and resends
 
 const app = express();
-app.post('/tripwire', express.raw({ type: 'application/json' }), (req, res) => {
-  const check = verifyDelivery(secret, req.headers, req.body);
+app.post('/tripwire', express.raw({ type: 'application/json' }), async (req, res) => {
+  const check = await verifyDelivery(secrets, req.headers, req.body);
   if (!check.ok) return res.status(401).send(check.reason);
   if (!seen.has(check.deliveryId)) {
     seen.add(check.deliveryId);

@@ -7,7 +7,7 @@ fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, b
   done(null, body),
 );
 fastify.post('/tripwire', async (req, reply) => {
-  const check = verifyDelivery(secret, req.headers, req.body);
+  const check = await verifyDelivery(secret, req.headers, req.body);
   if (!check.ok) return reply.code(401).send(check.reason);
   const alert = JSON.parse(req.body.toString('utf8'));
   req.log.info({ deliveryId: check.deliveryId, level: alert.data.alertLevel }, check.event);

@@ -6,9 +6,9 @@ const secret = process.env.WEBHOOK_SECRET;
 const server = createServer((req, res) => {
   const chunks = [];
   req.on('data', (chunk) => chunks.push(chunk));
-  req.on('end', () => {
+  req.on('end', async () => {
     const raw = Buffer.concat(chunks);
-    const check = verifyDelivery(secret, req.headers, raw);
+    const check = await verifyDelivery(secret, req.headers, raw);
     if (!check.ok) {
       res.writeHead(401).end(check.reason);
       return;
