@@ -19,6 +19,15 @@ describe('decoys', () => {
     expect(decoy.tokens).toEqual([decoy.value]);
   });
 
+  it('when MySQL dumps are made, then every customer email is distinct (the column is UNIQUE)', () => {
+    for (let n = 0; n < 200; n++) {
+      const sql = makeDecoy('mysql_dump', settings).artifact!.body.toString();
+      const emails = [...sql.matchAll(/'([^',]+@[^',]+)'/g)].map((match) => match[1]);
+      expect(emails.length).toBeGreaterThan(39);
+      expect(new Set(emails).size).toBe(emails.length);
+    }
+  });
+
   it('when each kind is made twice, then values differ and every token is distinct', () => {
     for (const kind of CANARY_KINDS) {
       const options = {

@@ -37,7 +37,8 @@ export const mysqlDump: KindModule = {
     const stamp = now.toISOString().slice(0, 19).replace('T', ' ');
     const rows = Array.from({ length: randomInt(40, 90) }, (_, i) => {
       const [first, last] = [pick(FIRST), pick(LAST)];
-      const email = `${first}.${last}${i + randomInt(10, 90)}@${pick(DOMAINS)}`.toLowerCase();
+      // The row number before two random digits keeps every address unique (the column is UNIQUE).
+      const email = `${first}.${last}${i}${randomInt(10, 100)}@${pick(DOMAINS)}`.toLowerCase();
       const hash = `$2y$10$${Buffer.from(`${first}${last}${randomInt(1e9)}${i}`)
         .toString('base64')
         .slice(0, 53)
