@@ -7,7 +7,7 @@ import request from 'supertest';
 import { verifyWebhookSignature } from '../../src/alerts/webhook-signature';
 import { EvidenceStore } from '../../src/evidence/evidence.store';
 import { startAlertStack } from '../support/alert-stack';
-import { launchChromium, screenshotPath } from '../support/browser';
+import { accessibilityViolations, launchChromium, screenshotPath } from '../support/browser';
 import type { Receiver } from '../support/receiver';
 import type { TestApp } from '../support/test-app';
 
@@ -46,26 +46,9 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const AXE_SOURCE = readFileSync(require.resolve('axe-core'), 'utf8');
-
-/** axe-core's WCAG 2 A and AA rules on the page as it is (evaluate is not bound by the CSP). */
-async function accessibilityViolations(): Promise<string[]> {
-  await page.evaluate(AXE_SOURCE);
-  return page.evaluate(async () => {
-    const { violations } = await (
-      globalThis as unknown as {
-        axe: {
-          run(options: object): Promise<{ violations: { id: string; nodes: unknown[] }[] }>;
-        };
-      }
-    ).axe.run({ runOnly: ['wcag2a', 'wcag2aa'] });
-    return violations.map((v) => `${v.id} (${v.nodes.length})`);
-  });
-}
-
 /** Saves a screenshot of a main screen for the README, after checking the screen's accessibility. */
 async function shot(name: string) {
-  expect(await accessibilityViolations()).toEqual([]);
+  expect(await accessibilityViolations(page)).toEqual([]);
   await page.screenshot({ path: screenshotPath(name), fullPage: true });
 }
 const heading = (name: string) => page.getByRole('heading', { name, exact: true, level: 1 });

@@ -1,11 +1,10 @@
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import request from 'supertest';
 import { PASSWORD } from '../support/accounts';
-import { launchChromium } from '../support/browser';
+import { accessibilityViolations, launchChromium } from '../support/browser';
 import { createTestApp, type TestApp } from '../support/test-app';
 import { startTestWorker } from '../support/test-worker';
 
@@ -37,7 +36,6 @@ afterAll(async () => {
   await t?.close();
 });
 
-const AXE_SOURCE = readFileSync(require.resolve('axe-core'), 'utf8');
 const heading = (name: string) => page.getByRole('heading', { name, exact: true, level: 1 });
 
 it("lists the account's own workflow runs, and passes axe-core's WCAG 2 A/AA rules", async () => {
@@ -65,14 +63,6 @@ it("lists the account's own workflow runs, and passes axe-core's WCAG 2 A/AA rul
   }
   expect(await row.textContent()).toContain('workerPingWorkflow');
 
-  await page.evaluate(AXE_SOURCE);
-  const violations = await page.evaluate(async () => {
-    const { violations } = await (
-      globalThis as unknown as {
-        axe: { run(options: object): Promise<{ violations: { id: string }[] }> };
-      }
-    ).axe.run({ runOnly: ['wcag2a', 'wcag2aa'] });
-    return violations.map((v) => v.id);
-  });
+  const violations = await accessibilityViolations(page);
   expect(violations).toEqual([]);
 });

@@ -1,6 +1,6 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 
 /**
  * Where the browser tests save their screenshots: `test-output/screenshots/` (not tracked), or
@@ -28,5 +28,22 @@ export function launchChromium(): Promise<Browser> {
       '--disable-sync',
       '--no-first-run',
     ],
+  });
+}
+
+const AXE_SOURCE = readFileSync(require.resolve('axe-core'), 'utf8');
+
+/** axe-core's WCAG 2 A and AA rules on the page as it is (evaluate is not bound by the CSP). */
+export async function accessibilityViolations(page: Page): Promise<string[]> {
+  await page.evaluate(AXE_SOURCE);
+  return page.evaluate(async () => {
+    const { violations } = await (
+      globalThis as unknown as {
+        axe: {
+          run(options: object): Promise<{ violations: { id: string; nodes: unknown[] }[] }>;
+        };
+      }
+    ).axe.run({ runOnly: ['wcag2a', 'wcag2aa'] });
+    return violations.map((v) => `${v.id} (${v.nodes.length})`);
   });
 }
