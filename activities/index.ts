@@ -14,6 +14,7 @@ import { WorkerPingsRepository } from '../src/diagnostics/worker-pings.repositor
 import { EvidenceStore } from '../src/evidence/evidence.store';
 import { agentWatchActivities } from './agent-watch.activities';
 import { alertDeliveryActivities } from './alert-delivery.activities';
+import { floorActivities } from './floor.activities';
 import { threatAlertActivities } from './threat-alert.activities';
 import { workerPingActivities } from './worker-ping.activities';
 
@@ -43,6 +44,7 @@ export function createActivities({
   const targets = new DeliveryTargets(channels, users, builtIns);
   return {
     ...workerPingActivities({ pings: new WorkerPingsRepository(db) }),
+    ...floorActivities,
     ...alertDeliveryActivities({
       targets,
       sender: new ChannelSender(channels, users, allowPrivateTargets, builtIns, outboundDeny),

@@ -18,6 +18,8 @@ export interface Service {
   /** How to reach it: a MongoDB URI or a Temporal address. */
   address: string;
   description: string;
+  /** Its process id when started here (benchmarks read its CPU time); absent when given by address. */
+  pid?: number;
   stop(): Promise<void>;
 }
 
@@ -175,6 +177,7 @@ export async function startLocalMongo({
   return {
     address: `mongodb://127.0.0.1:${port}/`,
     description: `${name}, data in ${folder}`,
+    pid: proc.child.pid,
     stop: () => proc.stop(),
     process: proc,
   };
@@ -239,6 +242,7 @@ export async function startLocalTemporal({
   return {
     address,
     description: uiPort ? `Web UI http://localhost:${uiPort}` : 'headless',
+    pid: proc.child.pid,
     process: proc,
     stop: () => proc.stop(),
   };

@@ -49,3 +49,9 @@ export const PING_WRITE: ActivityOptions = {
     nonRetryableErrorTypes: PERMANENT_FAILURES,
   },
 };
+
+/** The floor workflow's no-op step (benchmarks): never retried, so a failure shows at once. */
+export const FLOOR_STEP: LocalActivityOptions & ActivityOptions = {
+  startToCloseTimeout: '10s',
+  retry: { maximumAttempts: 1 },
+};

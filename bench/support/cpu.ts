@@ -1,69 +1,78 @@
 /**
- * CPU time of this process and every process it started (Linux /proc), by part of the stack, for a
- * benchmark to report the CPU one unit of work costs across the whole stack.
+ * CPU time (user + system, Linux /proc/<pid>/stat) of each process of the stack a benchmark
+ * started, by its part: the API, the worker, the Temporal dev server, the database, and this
+ * process when it is only the benchmark's client. Each part is its process and its children (tsx's
+ * esbuild beside a worker), so a benchmark reports the CPU one unit of work costs in every part.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 
 /** Clock ticks per second of /proc's utime and stime (USER_HZ, 100 on Linux). */
 const TICKS = 100;
 
+export const PARTS = ['api', 'worker', 'temporal', 'database', 'client'] as const;
+export type Part = (typeof PARTS)[number];
+export type CpuReading = Map<Part, number>;
+
 interface Stat {
   pid: number;
   ppid: number;
-  name: string;
   seconds: number;
 }
 
-function stat(pid: string): Stat | undefined {
+function stat(pid: number): Stat | undefined {
   try {
     const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The name is in parentheses and may hold spaces; the fields after it are space-separated.
-    const name = text.slice(text.indexOf('(') + 1, text.lastIndexOf(')'));
     const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    const ticks = Number(fields[11]) + Number(fields[12]);
-    return { pid: Number(pid), ppid: Number(fields[1]), name, seconds: ticks / TICKS };
+    return {
+      pid,
+      ppid: Number(fields[1]),
+      seconds: (Number(fields[11]) + Number(fields[12])) / TICKS,
+    };
   } catch {
     return undefined; // gone meanwhile
   }
 }
 
 /**
- * Which part of the stack a process is: this one is the API (with the benchmark's client and
- * receiver), `java` the embedded database, `temporal` the Temporal dev server, and any other the
- * worker (node names its main thread `MainThread`; tsx runs an esbuild beside it).
+ * Reads the CPU seconds of the parts whose root process ids it is given (a part left out, such as
+ * a database given by MONGODB_URI, is not read). A part's children count with it unless they are
+ * another part's root: the benchmark process is the parent of every other part.
  */
-const partOf = (s: Stat) =>
-  s.pid === process.pid
-    ? 'api'
-    : s.name === 'java'
-      ? 'database'
-      : s.name === 'temporal'
-        ? 'temporal'
-        : 'worker';
+export class StackCpu {
+  constructor(private readonly roots: Partial<Record<Part, number | undefined>>) {}
 
-/** CPU seconds so far by part of the stack. */
-export function stackCpu(): Map<string, number> {
-  const all = readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .map(stat)
-    .filter((s): s is Stat => s !== undefined);
-  const mine = new Set([process.pid]);
-  // Parents come before their children often but not always: repeat until nothing is added.
-  for (let added = true; added;) {
-    added = false;
-    for (const s of all) {
-      if (!mine.has(s.pid) && mine.has(s.ppid)) added = mine.add(s.pid) && true;
+  read(): CpuReading {
+    const all = readdirSync('/proc')
+      .filter((entry) => /^\d+$/.test(entry))
+      .map((entry) => stat(Number(entry)))
+      .filter((s): s is Stat => s !== undefined);
+    const children = new Map<number, Stat[]>();
+    for (const s of all) children.set(s.ppid, [...(children.get(s.ppid) ?? []), s]);
+    const rootPids = new Set(Object.values(this.roots).filter((p) => p !== undefined));
+    const reading: CpuReading = new Map();
+    for (const part of PARTS) {
+      const root = this.roots[part];
+      if (root === undefined) continue;
+      let seconds = 0;
+      const queue = all.filter((s) => s.pid === root);
+      while (queue.length) {
+        const s = queue.pop()!;
+        seconds += s.seconds;
+        queue.push(...(children.get(s.pid) ?? []).filter((c) => !rootPids.has(c.pid)));
+      }
+      reading.set(part, seconds);
     }
+    return reading;
   }
-  const byName = new Map<string, number>();
-  for (const s of all.filter((p) => mine.has(p.pid))) {
-    const name = partOf(s);
-    byName.set(name, (byName.get(name) ?? 0) + s.seconds);
+
+  /** The parts this meter reads, in table order. */
+  parts(): Part[] {
+    return PARTS.filter((part) => this.roots[part] !== undefined);
   }
-  return byName;
 }
 
-/** What each program spent between two readings. */
-export function cpuBetween(before: Map<string, number>, after: Map<string, number>) {
-  return new Map([...after].map(([name, s]) => [name, s - (before.get(name) ?? 0)]));
+/** What each part spent between two readings, in seconds. */
+export function cpuBetween(before: CpuReading, after: CpuReading): CpuReading {
+  return new Map([...after].map(([part, s]) => [part, s - (before.get(part) ?? 0)]));
 }

@@ -1,37 +1,62 @@
 /**
  * For benchmarks that deliver alerts: a throw-away database (or MONGODB_URI) and Temporal, a local
  * HTTPS receiver trusting a throw-away CA, and a real worker process, with the environment the
- * benchmark's API side uses too.
+ * benchmark's API side uses too. The worker's metrics take a free loopback port, so two benchmarks
+ * (or a benchmark beside `npm run dev`) never collide.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Receiver } from '../../test/support/receiver';
 import { freePort, provideMongo, provideTemporal, spawnManaged } from '../../tools/stack';
+import { StackCpu, type Part } from './cpu';
 
-export async function startWorkerStack(name: string, extraEnv: Record<string, string> = {}) {
+export interface WorkerStackOptions {
+  /** Off only to measure what the dev server's tuning is worth (`bench:alert-path --untuned`). */
+  tuned?: boolean;
+  /** Extra node flags for the worker (`--cpu-prof`, say). */
+  nodeFlags?: string[];
+}
+
+export async function startWorkerStack(
+  name: string,
+  extraEnv: Record<string, string> = {},
+  { tuned = true, nodeFlags = workerNodeFlags() }: WorkerStackOptions = {},
+) {
   const dir = await mkdtemp(join(tmpdir(), `tripwire-bench-${name}-`));
   const { makeTestCa } = await import('../../tools/test-ca.mjs');
   const ca = makeTestCa(dir);
   Object.assign(process.env, { TEST_TLS_CERT: ca.TEST_TLS_CERT, TEST_TLS_KEY: ca.TEST_TLS_KEY });
   const log = () => undefined;
   const mongo = await provideMongo({ dataDir: dir, port: await freePort(), log });
-  const temporal = await provideTemporal({ dataDir: dir, port: await freePort(), log });
+  const temporal = await provideTemporal({ dataDir: dir, port: await freePort(), log, tuned });
   const receiver = await Receiver.start();
+  const metricsPort = await freePort();
   const env = {
     MONGODB_URI: mongo.address,
     MONGODB_DB: 'bench',
     TEMPORAL_ADDRESS: temporal.address,
     TEMPORAL_NAMESPACE: 'default',
-    TEMPORAL_TASK_QUEUE: `bench-${name}`,
+    TEMPORAL_TASK_QUEUE: `bench-${name}-${Date.now()}`,
     ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true',
     LOG_LEVEL: 'warn',
     ...extraEnv,
   };
-  const worker = spawnManaged(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
-    env: { ...process.env, ...env, NODE_EXTRA_CA_CERTS: ca.NODE_EXTRA_CA_CERTS },
-    onLine: (line) => console.error(`worker | ${line}`),
-  });
+  const worker = spawnManaged(
+    process.execPath,
+    [...nodeFlags, '--import', 'tsx', 'src/worker.ts'],
+    {
+      env: {
+        ...process.env,
+        ...env,
+        // The worker's only listener is its metrics endpoint: loopback, on a port of its own.
+        HOST: '127.0.0.1',
+        WORKER_METRICS_PORT: String(metricsPort),
+        NODE_EXTRA_CA_CERTS: ca.NODE_EXTRA_CA_CERTS,
+      },
+      onLine: (line) => console.error(`worker | ${line}`),
+    },
+  );
   let stopping = false;
   const stopServers = async () => {
     await receiver.stop();
@@ -49,12 +74,36 @@ export async function startWorkerStack(name: string, extraEnv: Record<string, st
   return {
     env,
     receiver,
-    /** The worker bundles its workflows before it polls. */
-    ready: () => new Promise((r) => setTimeout(r, 8_000)),
+    /** Resolves once the worker has bundled its workflows and polls: its /healthz answers 200. */
+    async ready() {
+      const health = `http://127.0.0.1:${metricsPort}/healthz`;
+      while (
+        !(await fetch(health).then(
+          (r) => r.ok,
+          () => false,
+        ))
+      ) {
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    },
+    /** The stack's CPU by part; `api` is the process serving the API (this one unless given). */
+    cpu(roots: Partial<Record<Part, number>> = { api: process.pid }) {
+      return new StackCpu({
+        worker: worker.child.pid,
+        temporal: temporal.pid,
+        database: mongo.pid,
+        ...roots,
+      });
+    },
     async stop() {
       stopping = true;
       await worker.stop();
       await stopServers();
     },
   };
+}
+
+/** `BENCH_WORKER_NODE_FLAGS` (space-separated): `--cpu-prof --cpu-prof-dir=…` to profile the worker. */
+function workerNodeFlags(): string[] {
+  return (process.env.BENCH_WORKER_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 }

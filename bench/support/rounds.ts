@@ -1,0 +1,192 @@
+/**
+ * Variants of one benchmark measured in turns, round by round, with the CPU each operation cost
+ * in every part of the stack beside its rate, until the ratios against the baseline (the first
+ * variant) are resolved well enough that another run would agree within `tolerance`; then one
+ * Markdown table with the load average the figures were taken under.
+ */
+import { loadavg } from 'node:os';
+import { parseArgs } from 'node:util';
+import { cpuBetween, type Part, type StackCpu } from './cpu';
+import { pct } from './latency';
+
+/** What one run of a variant did: how many operations, and (when timed) their latencies in ms. */
+export interface RunResult {
+  ops: number;
+  latencies?: number[];
+}
+
+export type Variant = () => Promise<RunResult>;
+
+/** `--min-rounds`, `--max-rounds` and `--tolerance` (a fraction), for every benchmark alike. */
+export const roundOptions = (() => {
+  const { values } = parseArgs({
+    options: {
+      'min-rounds': { type: 'string', default: '5' },
+      'max-rounds': { type: 'string', default: '15' },
+      tolerance: { type: 'string', default: '0.1' },
+    },
+    strict: false,
+    allowPositionals: true,
+  });
+  return {
+    minRounds: Number(values['min-rounds']),
+    maxRounds: Number(values['max-rounds']),
+    tolerance: Number(values.tolerance),
+  };
+})();
+
+interface Sample {
+  rate: number;
+  p50: number | null;
+  p99: number | null;
+  /** CPU ms per operation by part, and over all parts. */
+  cpu: Map<Part, number>;
+  cpuAll: number;
+}
+
+export interface Row {
+  name: string;
+  /** Medians over the rounds. */
+  rate: number;
+  p50: number | null;
+  p99: number | null;
+  cpu: Map<Part, number>;
+  cpuAll: number;
+  /** Medians of the per-round ratios against the baseline run in the same round. */
+  rateRatio: number;
+  cpuRatio: number;
+  /** How far another run's ratios would be expected to land from these (a fraction; 0 for the baseline). */
+  agreement: number;
+}
+
+export interface Comparison {
+  rows: Row[];
+  rounds: number;
+  parts: Part[];
+  resolved: boolean;
+  load: { before: number[]; after: number[] };
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length / 2;
+  return sorted.length % 2 ? sorted[Math.floor(mid)]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+/**
+ * The expected difference between the medians of two runs of `n` rounds, relative to the median:
+ * the median's standard error is about 1.25 σ/√n, σ about IQR/1.35, and two runs differ by √2 of
+ * that; twice it covers most pairs of runs.
+ */
+function agreementOf(ratios: number[]): number {
+  const sorted = [...ratios].sort((a, b) => a - b);
+  const q = (p: number) => sorted[Math.round(p * (sorted.length - 1))]!;
+  const iqr = q(0.75) - q(0.25);
+  return (2 * Math.SQRT2 * 1.25 * (iqr / 1.35)) / Math.sqrt(sorted.length) / median(sorted);
+}
+
+/** Runs every variant once a round, in turns, for at least `minRounds` and until resolved. */
+export async function interleave(
+  variants: Record<string, Variant>,
+  cpu: StackCpu,
+  options = roundOptions,
+): Promise<Comparison> {
+  const names = Object.keys(variants);
+  const samples = new Map(names.map((name) => [name, [] as Sample[]]));
+  const loadBefore = loadavg();
+  let rounds = 0;
+  let resolved = false;
+  while (rounds < options.maxRounds && !resolved) {
+    rounds++;
+    for (const name of names) {
+      console.error(`round ${rounds} (${options.minRounds}–${options.maxRounds}): ${name}…`);
+      const before = cpu.read();
+      const started = performance.now();
+      const { ops, latencies } = await variants[name]!();
+      const seconds = (performance.now() - started) / 1000;
+      const spent = cpuBetween(before, cpu.read());
+      const perOp = new Map([...spent].map(([part, s]) => [part, (s * 1000) / ops]));
+      const sorted = latencies && [...latencies].sort((a, b) => a - b);
+      samples.get(name)!.push({
+        rate: ops / seconds,
+        p50: sorted?.length ? pct(sorted, 50) : null,
+        p99: sorted?.length ? pct(sorted, 99) : null,
+        cpu: perOp,
+        cpuAll: [...perOp.values()].reduce((a, b) => a + b, 0),
+      });
+    }
+    resolved =
+      rounds >= options.minRounds &&
+      names
+        .slice(1)
+        .every((name) =>
+          agreementsOf(samples, names[0]!, name).every((a) => a <= options.tolerance),
+        );
+  }
+  const base = names[0]!;
+  const rows = names.map((name): Row => {
+    const own = samples.get(name)!;
+    const nullable = (pick: (s: Sample) => number | null) => {
+      const values = own.map(pick).filter((v): v is number => v !== null);
+      return values.length ? median(values) : null;
+    };
+    const ratios = pairedRatios(samples, base, name);
+    return {
+      name,
+      rate: median(own.map((s) => s.rate)),
+      p50: nullable((s) => s.p50),
+      p99: nullable((s) => s.p99),
+      cpu: new Map(cpu.parts().map((part) => [part, median(own.map((s) => s.cpu.get(part) ?? 0))])),
+      cpuAll: median(own.map((s) => s.cpuAll)),
+      rateRatio: median(ratios.rate),
+      cpuRatio: median(ratios.cpu),
+      agreement: name === base ? 0 : Math.max(...agreementsOf(samples, base, name)),
+    };
+  });
+  return {
+    rows,
+    rounds,
+    parts: cpu.parts(),
+    resolved,
+    load: { before: loadBefore, after: loadavg() },
+  };
+}
+
+/** Each round's rate and CPU of `name` against the baseline's in the same round. */
+function pairedRatios(samples: Map<string, Sample[]>, base: string, name: string) {
+  const own = samples.get(name)!;
+  const ref = samples.get(base)!;
+  return {
+    rate: own.map((s, i) => s.rate / ref[i]!.rate),
+    cpu: own.map((s, i) => s.cpuAll / ref[i]!.cpuAll),
+  };
+}
+
+function agreementsOf(samples: Map<string, Sample[]>, base: string, name: string): number[] {
+  const ratios = pairedRatios(samples, base, name);
+  return [agreementOf(ratios.rate), agreementOf(ratios.cpu)];
+}
+
+const fixed = (value: number | null, digits: number) =>
+  value === null ? '–' : value.toFixed(digits);
+
+/** The comparison as a Markdown table, with how it was taken. */
+export function printComparison(
+  title: string,
+  { rows, rounds, parts, resolved, load }: Comparison,
+): void {
+  const loads = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
+  console.log(`\n${title}`);
+  console.log(
+    `median of ${rounds} interleaved rounds (${resolved ? 'resolved' : 'NOT resolved'} to ±${(roundOptions.tolerance * 100).toFixed(0)} % between runs); load average ${loads(load.before)} before, ${loads(load.after)} after\n`,
+  );
+  console.log(
+    `| Variant | ops/s | p50 ms | p99 ms | rate vs baseline | ${parts.map((p) => `${p} CPU ms/op`).join(' | ')} | all CPU ms/op | CPU vs baseline | ± between runs |`,
+  );
+  console.log(`|---|${'---:|'.repeat(parts.length + 7)}`);
+  for (const r of rows) {
+    console.log(
+      `| ${r.name} | ${fixed(r.rate, 1)} | ${fixed(r.p50, 1)} | ${fixed(r.p99, 1)} | ${(r.rateRatio * 100).toFixed(0)} % | ${parts.map((p) => fixed(r.cpu.get(p) ?? 0, 2)).join(' | ')} | ${fixed(r.cpuAll, 2)} | ${r.cpuRatio.toFixed(2)}× | ${r.name === rows[0]!.name ? 'baseline' : `${(r.agreement * 100).toFixed(0)} %`} |`,
+    );
+  }
+}
