@@ -4,7 +4,10 @@
  * the same requests (no Temporal, no database) in the same run. A real worker process delivers to
  * a local HTTPS receiver that trusts a throw-away CA.
  *
- *   npm run bench:delivery -- [--alerts 200] [--concurrency 20]
+ * The paths take turns round by round with the CPU per alert of every process
+ * (bench/support/rounds.ts).
+ *
+ *   npm run bench:delivery -- [--alerts 100] [--concurrency 20] [--min-rounds 5] [--max-rounds 15]
  */
 import { parseArgs } from 'node:util';
 import { startAlert } from '../src/alerts/alert-workflows';
@@ -16,20 +19,20 @@ import { verifyWebhookSignature } from '../src/alerts/webhook-signature';
 import { connectMongo } from '../src/db/mongo';
 import { createTemporal } from '../src/temporal/client';
 import { tripwirePayload } from '../test/support/alerts';
-import { pct, pool } from './support/latency';
+import { pool } from './support/latency';
+import { interleave, printComparison } from './support/rounds';
 import { startWorkerStack } from './support/worker-stack';
 
 const { values } = parseArgs({
+  strict: false,
   options: {
-    alerts: { type: 'string', default: '200' },
+    alerts: { type: 'string', default: '100' },
     concurrency: { type: 'string', default: '20' },
   },
 });
 const ALERTS = Number(values.alerts);
 const CONCURRENCY = Number(values.concurrency);
 const SECRET = 'benchmark-webhook-secret';
-
-type Run = Awaited<ReturnType<typeof pool>>;
 
 async function main(): Promise<void> {
   const stack = await startWorkerStack('delivery');
@@ -84,58 +87,56 @@ async function main(): Promise<void> {
         check();
       });
 
-    const rows: [string, Run][] = [];
-    for (const n of [1, 3]) {
-      console.error(`${ALERTS} alerts through Temporal to ${n} channel(s)…`);
-      rows.push([
-        `Temporal workflow, ${n} channel${n > 1 ? 's' : ''}`,
-        await pool(ALERTS, CONCURRENCY, async (i) => {
-          const threatEventId = `thr_${n}_${i}_${Date.now()}`;
-          const started = performance.now();
-          await startAlert(temporal, {
-            accountId: accounts[n]!,
-            payload: tripwirePayload(threatEventId),
-            threatEventId,
-          });
-          await received(threatEventId, n);
-          return performance.now() - started;
-        }),
-      ]);
-      console.error(`${ALERTS} direct deliveries to ${n} channel(s)…`);
-      rows.push([
-        `direct HTTP, ${n} channel${n > 1 ? 's' : ''} (baseline)`,
-        await pool(ALERTS, CONCURRENCY, async (i) => {
-          const started = performance.now();
-          await Promise.all(
-            Array.from({ length: n }, async (_, c) => {
-              const { body, headers } = channelRequest(
-                { kind: 'webhook', secret: SECRET },
-                alertPayloadSchema.parse(tripwirePayload(`direct_${i}`)),
-                `direct-${i}-${c}`,
-                new Date(),
-              );
-              const target = {
-                url: new URL(receiver.url(`/direct/${n}/${c}`)),
-                address: '127.0.0.1',
-                family: 4 as const,
-              };
-              await postOnce(target, body, headers);
-            }),
+    const direct = (n: number) => async (i: number) => {
+      const started = performance.now();
+      await Promise.all(
+        Array.from({ length: n }, async (_, c) => {
+          const { body, headers } = channelRequest(
+            { kind: 'webhook', secret: SECRET },
+            alertPayloadSchema.parse(tripwirePayload(`direct_${i}`)),
+            `direct-${i}-${c}`,
+            new Date(),
           );
-          return performance.now() - started;
+          const target = {
+            url: new URL(receiver.url(`/direct/${n}/${c}`)),
+            address: '127.0.0.1',
+            family: 4 as const,
+          };
+          await postOnce(target, body, headers);
         }),
-      ]);
-    }
-
-    console.log(`\n${ALERTS} alerts, ${CONCURRENCY} at a time\n`);
-    console.log('| Path | alerts/s | p50 ms | p95 ms | p99 ms |');
-    console.log('|---|---:|---:|---:|---:|');
-    for (const [name, run] of rows) {
-      const l = run.latencies;
-      console.log(
-        `| ${name} | ${(ALERTS / run.seconds).toFixed(0)} | ${pct(l, 50).toFixed(0)} | ${pct(l, 95).toFixed(0)} | ${pct(l, 99).toFixed(0)} |`,
       );
-    }
+      return performance.now() - started;
+    };
+    let run = 0;
+    const throughTemporal = (n: number) => async (i: number) => {
+      const threatEventId = `thr_${n}_${run}_${i}_${Date.now()}`;
+      const started = performance.now();
+      await startAlert(temporal, {
+        accountId: accounts[n]!,
+        payload: tripwirePayload(threatEventId),
+        threatEventId,
+      });
+      await received(threatEventId, n);
+      return performance.now() - started;
+    };
+    const variant = (task: (i: number) => Promise<number>) => async () => {
+      run++;
+      return { ops: ALERTS, ...(await pool(ALERTS, CONCURRENCY, task)) };
+    };
+    // This process is the client of both paths and, for the direct one, the sender too.
+    const cpu = stack.cpu({ client: process.pid });
+    printComparison(
+      `${ALERTS} alerts a round, ${CONCURRENCY} at a time`,
+      await interleave(
+        {
+          'direct HTTP, 1 channel (baseline)': variant(direct(1)),
+          'Temporal workflow, 1 channel': variant(throughTemporal(1)),
+          'direct HTTP, 3 channels': variant(direct(3)),
+          'Temporal workflow, 3 channels': variant(throughTemporal(3)),
+        },
+        cpu,
+      ),
+    );
   } finally {
     await temporal.close();
     await client.close();

@@ -9,7 +9,7 @@
  *   `j: true` (on a database that syncs before acknowledging a journaled write, this is the
  *   price of durability).
  *
- *   npm run bench:hit-recording -- [--ops 1000] [--concurrency 1]
+ *   npm run bench:hit-recording -- [--ops 250] [--concurrency 1] [--min-rounds 5] [--max-rounds 15]
  */
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -18,11 +18,13 @@ import { parseArgs } from 'node:util';
 import { ThreatsRepository, type ThreatEvent } from '../src/canaries/threats.repository';
 import { connectMongo, journaled } from '../src/db/mongo';
 import { freePort, provideMongo } from '../tools/stack';
-import { pct, pool } from './support/latency';
+import { StackCpu } from './support/cpu';
+import { pool } from './support/latency';
+import { interleave, printComparison, type Comparison } from './support/rounds';
 
 const { values } = parseArgs({
   options: {
-    ops: { type: 'string', default: '1000' },
+    ops: { type: 'string', default: '250' },
     concurrency: { type: 'string', default: '1' },
   },
   allowPositionals: true,
@@ -30,7 +32,6 @@ const { values } = parseArgs({
 });
 const OPS = Number(values.ops);
 const CONCURRENCY = Number(values.concurrency);
-const ROUNDS = 4;
 
 const source = { ip: '203.0.113.9', userAgent: 'curl/8', via: 'url' as const, mailServer: null };
 const eventOf = (id: string, at: Date): ThreatEvent => ({
@@ -46,42 +47,30 @@ const eventOf = (id: string, at: Date): ThreatEvent => ({
   alert: null,
 });
 
-interface Figures {
-  p50: number;
-  p99: number;
-}
-
-/** Latencies of one batch of `ops` runs of `op`, numbered from `from`. */
-async function latencies(op: (i: number) => Promise<unknown>, from: number, ops: number) {
-  const timed = await pool(ops, CONCURRENCY, async (i) => {
-    const started = performance.now();
-    await op(from + i);
-    return performance.now() - started;
-  });
-  return timed.latencies;
-}
-
 /**
- * `before` and `now`, `OPS` runs each after as many unmeasured ones (collections made, code warm),
- * taken in alternating rounds so that whatever else the shared machine does weighs on both alike.
+ * `before` and `now`, `OPS` runs a round after as many unmeasured ones (collections made, code
+ * warm), taken in interleaved rounds so that whatever else the shared machine does weighs on both
+ * alike, with the database's and this process's CPU per operation.
  */
 async function compare(
+  cpu: StackCpu,
   before: (i: number) => Promise<unknown>,
   now: (i: number) => Promise<unknown>,
-): Promise<[Figures, Figures]> {
-  await latencies(before, 0, OPS);
-  await latencies(now, 0, OPS);
-  const taken: [number[], number[]] = [[], []];
-  const per = Math.ceil(OPS / ROUNDS);
-  for (let round = 0; round < ROUNDS; round++) {
-    const from = OPS + round * per;
-    taken[0].push(...(await latencies(before, from, per)));
-    taken[1].push(...(await latencies(now, from, per)));
-  }
-  return taken.map((all) => {
-    const sorted = all.sort((a, b) => a - b);
-    return { p50: pct(sorted, 50), p99: pct(sorted, 99) };
-  }) as [Figures, Figures];
+): Promise<Comparison> {
+  let from = 0;
+  const batch = (op: (i: number) => Promise<unknown>) => async () => {
+    const start = from;
+    from += OPS;
+    const timed = await pool(OPS, CONCURRENCY, async (i) => {
+      const started = performance.now();
+      await op(start + i);
+      return performance.now() - started;
+    });
+    return { ops: OPS, latencies: timed.latencies };
+  };
+  await batch(before)();
+  await batch(now)();
+  return interleave({ before: batch(before), now: batch(now) }, cpu);
 }
 
 async function main(): Promise<void> {
@@ -93,11 +82,13 @@ async function main(): Promise<void> {
     const plain = db.collection<{ _id: string } & Record<string, unknown>>('threat_events_before');
     const stormsBefore = db.collection<{ _id: string } & Record<string, unknown>>('storms_before');
     const run = Date.now();
-    const rows: [string, Figures, Figures][] = [];
+    const cpu = new StackCpu({ client: process.pid, database: mongo.pid });
+    const rows: [string, Comparison][] = [];
 
     rows.push([
       'new storm, until the alert may be signalled',
-      ...(await compare(
+      await compare(
+        cpu,
         async (i) => {
           const { id, ...rest } = eventOf(`thr_before_${run}_${i}`, new Date());
           await plain.insertOne({ _id: id, ...rest, alertPendingSince: rest.firstHitAt });
@@ -115,17 +106,18 @@ async function main(): Promise<void> {
           const id = await threats.claimStorm(`cnr_${run}_${i}|203.0.113.9`, at, 60_000);
           await threats.openEvent(eventOf(id, at));
         },
-      )),
+      ),
     ]);
 
     const joined = eventOf(`thr_joined_${run}`, new Date());
     await threats.openEvent(joined);
     rows.push([
       'batch joining an open storm, before its signal',
-      ...(await compare(
+      await compare(
+        cpu,
         () => Promise.resolve(),
         () => threats.openEvent(joined),
-      )),
+      ),
     ]);
 
     const hits = (target: typeof db, name: string) => async (i: number) => {
@@ -138,16 +130,13 @@ async function main(): Promise<void> {
     };
     rows.push([
       "a hit's writes, default write concern vs j: true",
-      ...(await compare(hits(db, 'default'), hits(journaled(db), 'journaled'))),
+      await compare(cpu, hits(db, 'default'), hits(journaled(db), 'journaled')),
     ]);
 
-    console.log(`\n${OPS} operations, ${CONCURRENCY} at a time, on ${mongo.description}\n`);
-    console.log('| Path | Before p50 / p99 (ms) | Now p50 / p99 (ms) | Added at the median (ms) |');
-    console.log('|---|---|---|---|');
-    for (const [name, before, now] of rows) {
-      const ms = (s: typeof before) => `${s.p50.toFixed(2)} / ${s.p99.toFixed(2)}`;
-      console.log(
-        `| ${name} | ${ms(before)} | ${ms(now)} | ${(now.p50 - before.p50).toFixed(2)} |`,
+    for (const [name, comparison] of rows) {
+      printComparison(
+        `${name}: before (baseline) and now; ${OPS} operations a round, ${CONCURRENCY} at a time, on ${mongo.description}`,
+        comparison,
       );
     }
   } finally {

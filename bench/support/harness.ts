@@ -1,6 +1,6 @@
 /**
- * Shared benchmark plumbing: throw-away servers, the bench server process, autocannon runs
- * interleaved over rounds, and a Markdown table of ratios against the first (baseline) route.
+ * Shared benchmark plumbing: throw-away servers, the bench server process, and autocannon runs
+ * interleaved over rounds (bench/support/rounds.ts) against the first (baseline) route.
  */
 import { generateSigner } from '../../src/evidence/log/signed-note';
 import { execFileSync } from 'node:child_process';
@@ -17,12 +17,20 @@ import {
   spawnManaged,
   type Service,
 } from '../../tools/stack';
+import { StackCpu } from './cpu';
+import {
+  interleave,
+  printComparison,
+  type Comparison,
+  type RunResult,
+  type Variant,
+} from './rounds';
 
 /** Load options; other flags are left to the bench script that imports this module. */
 export const options = (() => {
   const { values } = parseArgs({
     options: {
-      duration: { type: 'string', default: '10' },
+      duration: { type: 'string', default: '5' },
       connections: { type: 'string', default: '10' },
       rounds: { type: 'string', default: '3' },
     },
@@ -31,17 +39,10 @@ export const options = (() => {
   return {
     duration: Number(values.duration),
     connections: Number(values.connections),
+    /** For benchmarks that run their own rounds; `compare` runs until resolved. */
     rounds: Number(values.rounds),
   };
 })();
-
-export interface Sample {
-  rps: number;
-  p50: number;
-  p99: number;
-  /** Requests with no answer within autocannon's 10 s timeout, or a broken connection. */
-  errors: number;
-}
 
 export interface Target {
   url: string;
@@ -50,7 +51,8 @@ export interface Target {
   body?: unknown;
 }
 
-export async function measure(target: Target): Promise<Sample> {
+/** One autocannon run of `options.duration` seconds: its requests and their latencies. */
+export async function measure(target: Target): Promise<RunResult & { timeouts: number }> {
   const result = await autocannon({
     url: target.url,
     method: target.method ?? 'GET',
@@ -59,41 +61,41 @@ export async function measure(target: Target): Promise<Sample> {
     connections: options.connections,
     duration: options.duration,
   });
-  // A refusal means the set-up is wrong; a timeout is a result, reported in the table.
+  // A refusal means the set-up is wrong; a timeout is a result, reported on stderr.
   if (result.non2xx) throw new Error(`${target.url}: ${result.non2xx} non-2xx answers`);
+  if (result.errors)
+    console.error(`${target.url}: ${result.errors} timeouts or broken connections`);
+  // autocannon keeps a histogram, not every latency: its percentiles stand for the run's.
   return {
-    rps: result.requests.average,
+    ops: result.requests.total,
     p50: result.latency.p50,
     p99: result.latency.p99,
-    errors: result.errors,
+    timeouts: result.errors,
   };
 }
 
-/** Runs every target once per round, interleaved, and keeps each one's median round. */
-export async function compare(targets: Record<string, Target>): Promise<[string, Sample][]> {
-  const samples = new Map<string, Sample[]>();
-  for (let round = 1; round <= options.rounds; round++) {
-    for (const [name, target] of Object.entries(targets)) {
-      console.error(`round ${round}/${options.rounds}: ${name} for ${options.duration} s…`);
-      samples.set(name, [...(samples.get(name) ?? []), await measure(target)]);
-    }
-  }
-  return [...samples].map(([name, runs]) => {
-    const sorted = [...runs].sort((a, b) => a.rps - b.rps);
-    return [name, sorted[Math.floor(sorted.length / 2)]!];
-  });
+/**
+ * Runs every target once a round for `options.duration` seconds, interleaved until resolved
+ * (bench/support/rounds.ts), with the CPU per request of the parts `cpu` reads.
+ */
+export function compare(
+  targets: Record<string, Target>,
+  cpu = new StackCpu({ client: process.pid }),
+): Promise<Comparison> {
+  return interleave(
+    Object.fromEntries(
+      Object.entries(targets).map(([name, target]): [string, Variant] => [
+        name,
+        () => measure(target),
+      ]),
+    ),
+    cpu,
+  );
 }
 
-export function report(rows: [string, Sample][]): void {
-  const baseline = rows[0]![1].rps;
-  const { connections, duration, rounds } = options;
-  console.log(`\n${connections} connections, ${duration} s per run, median of ${rounds} rounds\n`);
-  console.log('| Route | req/s | p50 ms | p99 ms | timeouts | vs baseline |');
-  console.log('|---|---:|---:|---:|---:|---:|');
-  for (const [name, s] of rows) {
-    const ratio = `${((s.rps / baseline) * 100).toFixed(0)} %`;
-    console.log(`| ${name} | ${s.rps.toFixed(0)} | ${s.p50} | ${s.p99} | ${s.errors} | ${ratio} |`);
-  }
+export function report(comparison: Comparison): void {
+  const { connections, duration } = options;
+  printComparison(`${connections} connections, ${duration} s per run`, comparison);
 }
 
 export interface BenchServer {
@@ -107,6 +109,8 @@ export interface BenchServer {
   unmeteredUrl: string;
   /** The server process, for memory readings. */
   pid: number;
+  /** CPU of the server, its database and Temporal, and this process (the load's client). */
+  cpu: StackCpu;
   /** Its database, for seeding data directly. */
   mongoUri: string;
   dbName: string;
@@ -174,6 +178,12 @@ export async function withBenchServer(
         stackedUrl: `http://127.0.0.1:${stackedPort}`,
         unmeteredUrl: `http://127.0.0.1:${unmeteredPort}`,
         pid: server.child.pid!,
+        cpu: new StackCpu({
+          api: server.child.pid,
+          database: mongo.pid,
+          temporal: temporal.pid,
+          client: process.pid,
+        }),
         mongoUri: mongo.address,
         dbName,
       });

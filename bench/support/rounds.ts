@@ -9,10 +9,15 @@ import { parseArgs } from 'node:util';
 import { cpuBetween, type Part, type StackCpu } from './cpu';
 import { pct } from './latency';
 
-/** What one run of a variant did: how many operations, and (when timed) their latencies in ms. */
+/**
+ * What one run of a variant did: how many operations and, when timed, their latencies in ms, or
+ * (from a tool that keeps a histogram) their 50th and 99th percentiles.
+ */
 export interface RunResult {
   ops: number;
   latencies?: number[];
+  p50?: number;
+  p99?: number;
 }
 
 export type Variant = () => Promise<RunResult>;
@@ -85,6 +90,12 @@ function agreementOf(ratios: number[]): number {
   return (2 * Math.SQRT2 * 1.25 * (iqr / 1.35)) / Math.sqrt(sorted.length) / median(sorted);
 }
 
+/**
+ * Ratios whose baseline measured something: a baseline that spent no CPU tick (a no-op) has no CPU
+ * ratio to resolve.
+ */
+const finite = (ratios: number[]) => ratios.filter((r) => Number.isFinite(r));
+
 /** Runs every variant once a round, in turns, for at least `minRounds` and until resolved. */
 export async function interleave(
   variants: Record<string, Variant>,
@@ -102,15 +113,15 @@ export async function interleave(
       console.error(`round ${rounds} (${options.minRounds}–${options.maxRounds}): ${name}…`);
       const before = cpu.read();
       const started = performance.now();
-      const { ops, latencies } = await variants[name]!();
+      const { ops, latencies, p50, p99 } = await variants[name]!();
       const seconds = (performance.now() - started) / 1000;
       const spent = cpuBetween(before, cpu.read());
       const perOp = new Map([...spent].map(([part, s]) => [part, (s * 1000) / ops]));
       const sorted = latencies && [...latencies].sort((a, b) => a - b);
       samples.get(name)!.push({
         rate: ops / seconds,
-        p50: sorted?.length ? pct(sorted, 50) : null,
-        p99: sorted?.length ? pct(sorted, 99) : null,
+        p50: sorted?.length ? pct(sorted, 50) : (p50 ?? null),
+        p99: sorted?.length ? pct(sorted, 99) : (p99 ?? null),
         cpu: perOp,
         cpuAll: [...perOp.values()].reduce((a, b) => a + b, 0),
       });
@@ -139,7 +150,7 @@ export async function interleave(
       cpu: new Map(cpu.parts().map((part) => [part, median(own.map((s) => s.cpu.get(part) ?? 0))])),
       cpuAll: median(own.map((s) => s.cpuAll)),
       rateRatio: median(ratios.rate),
-      cpuRatio: median(ratios.cpu),
+      cpuRatio: finite(ratios.cpu).length ? median(finite(ratios.cpu)) : Number.NaN,
       agreement: name === base ? 0 : Math.max(...agreementsOf(samples, base, name)),
     };
   });
@@ -164,7 +175,8 @@ function pairedRatios(samples: Map<string, Sample[]>, base: string, name: string
 
 function agreementsOf(samples: Map<string, Sample[]>, base: string, name: string): number[] {
   const ratios = pairedRatios(samples, base, name);
-  return [agreementOf(ratios.rate), agreementOf(ratios.cpu)];
+  const cpu = finite(ratios.cpu);
+  return cpu.length ? [agreementOf(ratios.rate), agreementOf(cpu)] : [agreementOf(ratios.rate)];
 }
 
 const fixed = (value: number | null, digits: number) =>
@@ -186,7 +198,7 @@ export function printComparison(
   console.log(`|---|${'---:|'.repeat(parts.length + 7)}`);
   for (const r of rows) {
     console.log(
-      `| ${r.name} | ${fixed(r.rate, 1)} | ${fixed(r.p50, 1)} | ${fixed(r.p99, 1)} | ${(r.rateRatio * 100).toFixed(0)} % | ${parts.map((p) => fixed(r.cpu.get(p) ?? 0, 2)).join(' | ')} | ${fixed(r.cpuAll, 2)} | ${r.cpuRatio.toFixed(2)}× | ${r.name === rows[0]!.name ? 'baseline' : `${(r.agreement * 100).toFixed(0)} %`} |`,
+      `| ${r.name} | ${fixed(r.rate, 1)} | ${fixed(r.p50, 1)} | ${fixed(r.p99, 1)} | ${(r.rateRatio * 100).toFixed(0)} % | ${parts.map((p) => fixed(r.cpu.get(p) ?? 0, 2)).join(' | ')} | ${fixed(r.cpuAll, 2)} | ${Number.isNaN(r.cpuRatio) ? '–' : `${r.cpuRatio.toFixed(2)}×`} | ${r.name === rows[0]!.name ? 'baseline' : `${(r.agreement * 100).toFixed(0)} %`} |`,
     );
   }
 }
