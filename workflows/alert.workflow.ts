@@ -23,7 +23,9 @@ import {
   type AttemptReport,
   type ChannelResult,
   type DeliveryTarget,
+  type ReadyAlertInput,
   type ThreatAlertInput,
+  isAlert,
 } from './shared';
 
 /** The spec's delivery semantics: 3 attempts in all, exponential backoff between them. */
@@ -57,9 +59,9 @@ export const hitsSignal = defineSignal<[number]>(HITS_SIGNAL);
 export async function alertWorkflow(input: AlertInput): Promise<AlertResult> {
   const results =
     input.kind === 'threat' ? await threatAlert(input) : await deliverAlert(input, input.payload);
-  // An alert (not a test or a resend, which answer a person) that reached none of its channels
-  // fails, so the Temporal UI's list shows it red; a partial one completes as `partly_failed`.
-  if (input.recoveryMs && alertOutcome(results) === 'failed') {
+  // An alert that reached none of its channels fails, so the Temporal UI's list shows it red; a
+  // partial one completes as `partly_failed`.
+  if (isAlert(input) && alertOutcome(results) === 'failed') {
     throw ApplicationFailure.create({
       type: ALERT_NOT_DELIVERED,
       nonRetryable: true,
@@ -167,11 +169,7 @@ async function deliverAlert(
     read ??
     (await books.listDeliveryTargets(
       input.accountId,
-      input.kind === 'resend'
-        ? [input.channelId]
-        : input.kind === 'ready'
-          ? input.channelIds
-          : undefined,
+      input.kind === 'resend' || input.kind === 'test' ? [input.channelId] : undefined,
       routed,
     ));
 
@@ -188,12 +186,15 @@ async function deliverAlert(
   );
   await recordOutcomes(input, payload, targets, results, lastAttempts);
   upsertSearchAttributes([{ key: searchAttributes.deliveryOutcome, value: alertOutcome(results) }]);
-  if (!input.recoveryMs?.length || !results.some((r) => r.outcome === 'failed')) return results;
+  if (!isAlert(input) || !input.recoveryMs.length || !results.some((r) => r.outcome === 'failed')) {
+    return results;
+  }
+  const alert = input;
 
   const recovered = await Promise.all(
     results.map(async (result, i) =>
       result.outcome === 'failed'
-        ? recoverDelivery(input, payload, targets[i]!, result, routed)
+        ? recoverDelivery(alert, payload, targets[i]!, result, routed)
         : result,
     ),
   );
@@ -209,13 +210,13 @@ async function deliverAlert(
  * the first, until one is delivered, the channel is disabled or gone, or the schedule ends.
  */
 async function recoverDelivery(
-  input: AlertInput,
+  input: ThreatAlertInput | ReadyAlertInput,
   payload: AlertPayloadJson,
   target: DeliveryTarget,
   failed: ChannelResult,
   routed: { event: string; level: string | null },
 ): Promise<ChannelResult> {
-  const schedule = input.recoveryMs ?? [];
+  const schedule = input.recoveryMs;
   const label = channelLabel(target);
   let result = failed;
   for (let round = 1; round <= schedule.length && result.outcome === 'failed'; round++) {

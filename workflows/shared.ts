@@ -46,15 +46,19 @@ export type AlertPayloadJson = {
   data: { threatEventId: string | null } & Record<string, unknown>;
 } & Record<string, unknown>;
 
-/** What every alert carries: its account, and the request that raised it (for logs). */
+/** What every delivery workflow carries: its account, and the request that raised it (for logs). */
 interface AlertBase {
   accountId: string;
   requestId?: string;
-  /**
-   * After a failed delivery, the pauses before each re-delivery (`ALERT_RECOVERY_SCHEDULE`);
-   * absent for channel tests and resends, which answer a person and do not recover on their own.
-   */
-  recoveryMs?: number[];
+}
+
+/**
+ * What an alert (a threat alert, or a ready one such as an agent's) has beyond a channel test or
+ * a resend, which answer a person: after a failed delivery, the pauses before each re-delivery
+ * (`ALERT_RECOVERY_SCHEDULE`), and an alert that reaches none of its channels fails its workflow.
+ */
+interface Recovering {
+  recoveryMs: number[];
 }
 
 /**
@@ -62,7 +66,7 @@ interface AlertBase {
  * later hits (signalled) go out in one follow-up once none came for `gather.quietMs` (at most
  * `gather.maxMs` after the start).
  */
-export interface ThreatAlertInput extends AlertBase {
+export interface ThreatAlertInput extends AlertBase, Recovering {
   kind: 'threat';
   threatEventId: string;
   gather: { quietMs: number; maxMs: number };
@@ -70,14 +74,17 @@ export interface ThreatAlertInput extends AlertBase {
   canaryId?: string;
 }
 
-/**
- * A ready payload: an agent alert to every channel that subscribes to it, or a channel test to
- * the one channel in `channelIds`, whatever it subscribes to.
- */
-export interface ReadyAlertInput extends AlertBase {
+/** A ready payload (an agent alert, say) to every channel that subscribes to it. */
+export interface ReadyAlertInput extends AlertBase, Recovering {
   kind: 'ready';
   payload: AlertPayloadJson;
-  channelIds?: string[];
+}
+
+/** A channel test: a ready payload to that one channel, whatever it subscribes to. */
+export interface ChannelTestInput extends AlertBase {
+  kind: 'test';
+  payload: AlertPayloadJson;
+  channelId: string;
 }
 
 /** A recorded delivery sent again to its channel, under the delivery id receivers saw first. */
@@ -88,7 +95,11 @@ export interface ResendInput extends AlertBase {
   resendOf: string;
 }
 
-export type AlertInput = ThreatAlertInput | ReadyAlertInput | ResendInput;
+export type AlertInput = ThreatAlertInput | ReadyAlertInput | ChannelTestInput | ResendInput;
+
+/** Alerts recover and fail visibly; channel tests and resends answer the person who asked. */
+export const isAlert = (input: AlertInput): input is ThreatAlertInput | ReadyAlertInput =>
+  input.kind === 'threat' || input.kind === 'ready';
 
 /** Signal to a threat alert's workflow: this many more hits joined its event. */
 export const HITS_SIGNAL = 'hits';
@@ -99,7 +110,7 @@ export interface AgentWatchInput {
   agentId: string;
   intervalMs: number;
   /** Its alerts' recovery schedule (`ALERT_RECOVERY_SCHEDULE`). */
-  recoveryMs?: number[];
+  recoveryMs: number[];
   /** Carried across continue-as-new: a silence already alerted is not alerted again. */
   silenceAlerted?: boolean;
 }

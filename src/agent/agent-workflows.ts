@@ -9,7 +9,10 @@ import {
 
 const watchId = (agentId: string) => `agent-watch-${agentId}`;
 
-export async function startAgentWatch(temporal: Temporal, input: AgentWatchInput): Promise<void> {
+export async function startAgentWatch(
+  temporal: Temporal,
+  input: Omit<AgentWatchInput, 'recoveryMs'>,
+): Promise<void> {
   await temporal.client.workflow.start<typeof agentWatchWorkflow>('agentWatchWorkflow', {
     taskQueue: temporal.taskQueue,
     workflowId: watchId(input.agentId),

@@ -7,6 +7,7 @@ import {
   searchAttributes,
   type AlertInput,
   type AlertResult,
+  type ChannelTestInput,
   type ReadyAlertInput,
   type ResendInput,
   type ThreatAlertInput,
@@ -28,8 +29,7 @@ function describeStart(input: AlertInput) {
   const threatEventId =
     input.kind === 'threat' ? input.threatEventId : input.payload.data.threatEventId;
   const canaryId = input.kind === 'threat' ? input.canaryId : data?.canaryId;
-  const channelIds =
-    input.kind === 'resend' ? [input.channelId] : input.kind === 'ready' ? input.channelIds : null;
+  const channelIds = input.kind === 'resend' || input.kind === 'test' ? [input.channelId] : null;
   const level = data?.alertLevel;
   const what =
     input.kind === 'resend'
@@ -73,7 +73,7 @@ function startOptions(temporal: Temporal, workflowId: string, input: AlertInput)
  */
 export async function startAlert(
   temporal: Temporal,
-  input: Omit<ReadyAlertInput, 'kind' | 'channelIds' | 'recoveryMs'> & { threatEventId: string },
+  input: Omit<ReadyAlertInput, 'kind' | 'recoveryMs'> & { threatEventId: string },
 ) {
   const { threatEventId, ...alert } = input;
   const workflowId = `alert-${threatEventId}`;
@@ -124,12 +124,11 @@ export async function signalThreatAlert(
 /** A channel test: the same workflow, attempts and timeouts as a real alert; waits for the outcome. */
 export async function runChannelTest(
   temporal: Temporal,
-  input: Omit<ReadyAlertInput, 'kind' | 'channelIds'> & { channelId: string },
+  input: Omit<ChannelTestInput, 'kind'>,
 ): Promise<AlertResult> {
-  const { channelId, ...alert } = input;
-  const workflowId = `channel-test-${channelId}-${randomUUID()}`;
+  const workflowId = `channel-test-${input.channelId}-${randomUUID()}`;
   return temporal.client.workflow.execute<typeof alertWorkflow>('alertWorkflow', {
-    ...startOptions(temporal, workflowId, { kind: 'ready', ...alert, channelIds: [channelId] }),
+    ...startOptions(temporal, workflowId, { kind: 'test', ...input }),
     workflowExecutionTimeout: '2m',
   });
 }

@@ -127,6 +127,7 @@ const threatAlert = (gather: { quietMs: number; maxMs: number }): AlertInput => 
   threatEventId: `thr_${randomUUID()}`,
   canaryId: 'cnr_time',
   gather,
+  recoveryMs: [],
 });
 
 describe('a storm in skipped time', () => {
@@ -209,10 +210,10 @@ describe('retries in skipped time', () => {
         workflowId: `channel-test-${randomUUID()}`,
         args: [
           {
-            kind: 'ready',
+            kind: 'test',
             accountId: 'usr_time',
             payload: tripwirePayload('thr_retry'),
-            channelIds: ['chn_hook'],
+            channelId: 'chn_hook',
           } satisfies AlertInput,
         ],
       });
