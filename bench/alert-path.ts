@@ -114,6 +114,19 @@ async function main(): Promise<void> {
         await interleave(variants, cpu),
       );
     }
+
+    // The database's own count of synced (journaled) commits, each an fsync of its file.
+    const syncs = async () =>
+      ((await db.admin().command({ serverStatus: 1 })) as { tripwireStore?: { syncs: number } })
+        .tripwireStore?.syncs;
+    if ((await syncs()) !== undefined) {
+      console.log('\n| Variant | database syncs per workflow |\n|---|---:|');
+      for (const [name, run] of Object.entries(paths)) {
+        const before = (await syncs())!;
+        await pool(50, 10, run);
+        console.log(`| ${name} | ${(((await syncs())! - before) / 50).toFixed(1)} |`);
+      }
+    }
   } finally {
     await temporal.close();
     await client.close();

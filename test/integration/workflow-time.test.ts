@@ -16,6 +16,7 @@ import {
   AGENT_SIGNALS,
   HITS_SIGNAL,
   SEARCH_ATTRIBUTE_NAMES,
+  type AgentWatchInput,
   type AlertInput,
   type AlertPayloadJson,
   type AttemptReport,
@@ -273,7 +274,14 @@ describe('an agent watch in skipped time', () => {
       const handle = await env.client.workflow.start('agentWatchWorkflow', {
         taskQueue,
         workflowId: `agent-watch-${randomUUID()}`,
-        args: [{ accountId: 'usr_time', agentId: 'agt_time', intervalMs: 60 * MINUTE }],
+        args: [
+          {
+            accountId: 'usr_time',
+            agentId: 'agt_time',
+            intervalMs: 60 * MINUTE,
+            recoveryMs: [],
+          } satisfies AgentWatchInput,
+        ],
       });
       await env.sleep(50 * MINUTE);
       await handle.signal(AGENT_SIGNALS.heartbeat);
