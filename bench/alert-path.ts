@@ -3,7 +3,8 @@
  * every process (API client, worker, Temporal dev server, database) of the alert workflow (one
  * webhook channel, and three), each from its start to its result (delivered and recorded), against
  * a workflow with one no-op local activity (the floor, one workflow task: the baseline) and one
- * with one no-op activity (two workflow tasks), on the same dev server and worker, at 1, 10 and 50
+ * with one no-op activity (two workflow tasks), and one with three no-op local activities in turn
+ * (the alert's steps without their work), on the same dev server and worker, at 1, 10 and 50
  * concurrent workflows. The variants take turns round by round until their ratios are resolved
  * (bench/support/rounds.ts). The unconfigured built-in channels (email, chat) are part of every
  * alert, as on a fresh deployment.
@@ -64,15 +65,17 @@ async function main(): Promise<void> {
       }
     }
 
-    const floor = (local: boolean) => async () => {
-      const started = performance.now();
-      await temporal.client.workflow.execute<typeof floorWorkflow>('floorWorkflow', {
-        taskQueue: temporal.taskQueue,
-        workflowId: `bench-floor-${randomUUID()}`,
-        args: [{ local }],
-      });
-      return performance.now() - started;
-    };
+    const floor =
+      (local: boolean, steps = 1) =>
+      async () => {
+        const started = performance.now();
+        await temporal.client.workflow.execute<typeof floorWorkflow>('floorWorkflow', {
+          taskQueue: temporal.taskQueue,
+          workflowId: `bench-floor-${randomUUID()}`,
+          args: [{ local, steps }],
+        });
+        return performance.now() - started;
+      };
     const alert = (channelCount: 1 | 3) => async () => {
       const threatEventId = `thr_bench_${randomUUID()}`;
       const started = performance.now();
@@ -89,6 +92,9 @@ async function main(): Promise<void> {
     const paths = {
       'one no-op local activity (floor, baseline)': floor(true),
       'one no-op activity': floor(false),
+      // As many local activities one after another as a one-channel alert runs (targets, send,
+      // record): what the alert's steps cost in the engine alone.
+      'three no-op local activities in turn': floor(true, 3),
       'alert, 1 channel': alert(1),
       'alert, 3 channels': alert(3),
     };

@@ -7,8 +7,15 @@ const local = proxyLocalActivities<Activities>(FLOOR_STEP);
 
 /**
  * The engine's floor, for benchmarks to measure the alert path against: one activity that does
- * nothing, as an activity task (two workflow tasks) or as a local activity (one workflow task).
+ * nothing, as an activity task (two workflow tasks) or as a local activity (one workflow task);
+ * `steps` of them one after another show what each further step costs.
  */
-export async function floorWorkflow({ local: asLocal }: { local: boolean }): Promise<void> {
-  await (asLocal ? local : remote).doNothing();
+export async function floorWorkflow({
+  local: asLocal,
+  steps = 1,
+}: {
+  local: boolean;
+  steps?: number;
+}): Promise<void> {
+  for (let step = 0; step < steps; step++) await (asLocal ? local : remote).doNothing();
 }
