@@ -227,7 +227,7 @@ async function main(): Promise<void> {
     printComparison(`${HITS} requests a round, ${CONCURRENCY} at a time`, flood);
     const expected = HITS * floods;
     console.log(
-      `\nrecorded ${recorded} of ${expected} live hits; ${events.length} storms, alert started after its first hit: p50 ${pct(startDelays, 50).toFixed(0)} ms, p99 ${pct(startDelays, 99).toFixed(0)} ms, max ${pct(startDelays, 100).toFixed(0)} ms`,
+      `\n> recorded ${recorded} of ${expected} live hits; ${events.length} storms, alert started after its first hit: p50 ${pct(startDelays, 50).toFixed(0)} ms, p99 ${pct(startDelays, 99).toFixed(0)} ms, max ${pct(startDelays, 100).toFixed(0)} ms`,
     );
     if (recorded !== expected) throw new Error(`lost ${expected - recorded} hits`);
   } finally {

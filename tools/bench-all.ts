@@ -23,7 +23,10 @@ const scripts = Object.keys(
   .filter((name) => /^bench(:|$)/.test(name) && name !== 'bench:all')
   .filter((name) => !values.only || values.only.split(',').includes(name));
 
-/** Runs one benchmark, echoing its output as it comes, and returns the Markdown tables it printed. */
+/**
+ * Runs one benchmark, echoing its output as it comes, and returns the Markdown tables it printed
+ * with their captions (`> ` lines: what was compared, the rounds, the load average).
+ */
 function run(script: string): Promise<{ tables: string; ok: boolean; seconds: number }> {
   const started = Date.now();
   return new Promise((done) => {
@@ -40,7 +43,7 @@ function run(script: string): Promise<{ tables: string; ok: boolean; seconds: nu
         .split('\n')
         .filter(
           (line, i, lines) =>
-            line.startsWith('|') || (line === '' && lines[i - 1]?.startsWith('|')),
+            /^[|>]/.test(line) || (line === '' && /^[|>]/.test(lines[i - 1] ?? '')),
         )
         .join('\n')
         .trim();

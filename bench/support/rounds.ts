@@ -188,9 +188,9 @@ export function printComparison(
   { rows, rounds, parts, resolved, load }: Comparison,
 ): void {
   const loads = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
-  console.log(`\n${title}`);
+  console.log(`\n> ${title}`);
   console.log(
-    `median of ${rounds} interleaved rounds (${resolved ? 'resolved' : 'NOT resolved'} to ±${(roundOptions.tolerance * 100).toFixed(0)} % between runs); load average ${loads(load.before)} before, ${loads(load.after)} after\n`,
+    `> median of ${rounds} interleaved rounds (${resolved ? 'resolved' : 'NOT resolved'} to ±${(roundOptions.tolerance * 100).toFixed(0)} % between runs); load average ${loads(load.before)} before, ${loads(load.after)} after\n`,
   );
   console.log(
     `| Variant | ops/s | p50 ms | p99 ms | rate vs baseline | ${parts.map((p) => `${p} CPU ms/op`).join(' | ')} | all CPU ms/op | CPU vs baseline | ± between runs |`,
