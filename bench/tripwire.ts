@@ -116,6 +116,25 @@ async function main(): Promise<void> {
           (JSON.parse(h.rawBody.toString()) as { data: { canaryId: string } }).data.canaryId ===
           canaryId,
       );
+    /**
+     * Once these tripwires' hits are recorded and the alerts of their events have ended (the
+     * storm's follow-up included): what a run caused is then over.
+     */
+    const settled = async (canaries: Planted[]) => {
+      await api.tripwires.flush();
+      const events = await db.db
+        .collection<{ _id: string }>('threat_events')
+        .find({ canaryId: { $in: canaries.map((c) => c.id) } }, { projection: { _id: 1 } })
+        .toArray();
+      await Promise.all(
+        events.map((e) =>
+          temporal.client.workflow
+            .getHandle(`alert-${e._id}`)
+            .result()
+            .catch(() => undefined),
+        ),
+      );
+    };
     /** A ready alert: its delivery id starts with its workflow id. */
     const delivered = (threatEventId: string) =>
       verified((h) =>
@@ -148,49 +167,58 @@ async function main(): Promise<void> {
           const from = ALERTS * readyRun++;
           return { ops: ALERTS, ...(await pool(ALERTS, CONCURRENCY, (i) => readyAlert(from + i))) };
         },
-        'tripwire request → webhook': async () => ({
-          ops: ALERTS,
-          ...(await pool(ALERTS, CONCURRENCY, async () => {
-            const canary = fresh[fired++]!;
+        'tripwire request → webhook': async () => {
+          const round = fresh.slice(fired, fired + ALERTS);
+          fired += ALERTS;
+          const timed = await pool(ALERTS, CONCURRENCY, async (i) => {
+            const canary = round[i]!;
             const started = performance.now();
             await fetch(`${base}${canary.path}`, {
-              headers: { 'x-forwarded-for': `198.51.100.${fired % 250}` },
+              headers: { 'x-forwarded-for': `198.51.100.${(fired + i) % 250}` },
             });
             await alerted(canary.id);
             return performance.now() - started;
-          })),
-        }),
+          });
+          await settled(round);
+          return { ops: ALERTS, ...timed };
+        },
       },
       cpu,
     );
 
-    // The flood: each round's hits go to 10 new tripwires from 5 sources (50 new storms, each
-    // later hit joining one), against the same route answering unknown tokens.
+    // The flood: each round's hits go to 10 new tripwires, each from 5 sources (50 new storms,
+    // each later hit joining one), against the same route answering unknown tokens.
     const floodTargets: Planted[][] = [];
     for (let r = 0; r < maxRounds; r++) {
       const round: Planted[] = [];
       for (let i = 0; i < 10; i++) round.push(await plant());
       floodTargets.push(round);
     }
-    const fire = async (path: (i: number) => string) => ({
-      ops: HITS,
-      ...(await pool(HITS, CONCURRENCY, async (i) => {
+    const fire = (path: (i: number) => string) =>
+      pool(HITS, CONCURRENCY, async (i) => {
         const started = performance.now();
+        // Every tripwire is hit from each of the 5 sources: 5 storms a tripwire.
         const res = await fetch(`${base}${path(i)}`, {
-          headers: { 'x-forwarded-for': `203.0.113.${i % 5}` },
+          headers: { 'x-forwarded-for': `203.0.113.${Math.floor(i / 10) % 5}` },
         });
         await res.arrayBuffer();
         return performance.now() - started;
-      })),
-    });
+      });
     let floods = 0;
     let unknown = 0;
     const flood = await interleave(
       {
-        'unknown token (baseline)': () => fire((i) => `/r/not-a-tripwire-${unknown++}-${i}`),
-        'live tripwire hit, answered': () => {
+        'unknown token (baseline)': async () => ({
+          ops: HITS,
+          ...(await fire((i) => `/r/not-a-tripwire-${unknown++}-${i}`)),
+        }),
+        // The rate is the answers'; the run ends once the hits are recorded and their alerts
+        // have ended, so the CPU they caused counts here and not in the next run.
+        'live tripwire hit, answered': async () => {
           const targets = floodTargets[floods++]!;
-          return fire((i) => targets[i % targets.length]!.path);
+          const timed = await fire((i) => targets[i % targets.length]!.path);
+          await settled(targets);
+          return { ops: HITS, ...timed };
         },
       },
       cpu,

@@ -40,6 +40,8 @@ export async function startWorkerStack(
     TEMPORAL_TASK_QUEUE: `bench-${name}-${Date.now()}`,
     ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true',
     LOG_LEVEL: 'warn',
+    // The API side's hit journal: this run's own, not the worktree's `.data`.
+    TRIPWIRE_JOURNAL_DIR: join(dir, 'tripwire-journal'),
     ...extraEnv,
   };
   const worker = spawnManaged(
