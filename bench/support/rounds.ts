@@ -131,8 +131,9 @@ export async function interleave(
         cpuAll: [...perOp.values()].reduce((a, b) => a + b, 0),
       });
     }
+    // The spread of fewer than three rounds says nothing about the next run.
     resolved =
-      rounds >= options.minRounds &&
+      rounds >= Math.max(options.minRounds, 3) &&
       names
         .slice(1)
         .every((name) =>
@@ -156,7 +157,12 @@ export async function interleave(
       cpuAll: median(own.map((s) => s.cpuAll)),
       rateRatio: median(ratios.rate),
       cpuRatio: finite(ratios.cpu).length ? median(finite(ratios.cpu)) : Number.NaN,
-      agreement: name === base ? 0 : Math.max(...agreementsOf(samples, base, name)),
+      agreement:
+        name === base
+          ? 0
+          : rounds < 3
+            ? Number.NaN
+            : Math.max(...agreementsOf(samples, base, name)),
     };
   });
   return {
@@ -203,7 +209,7 @@ export function printComparison(
   console.log(`|---|${'---:|'.repeat(parts.length + 7)}`);
   for (const r of rows) {
     console.log(
-      `| ${r.name} | ${fixed(r.rate, 1)} | ${fixed(r.p50, 1)} | ${fixed(r.p99, 1)} | ${(r.rateRatio * 100).toFixed(0)} % | ${parts.map((p) => fixed(r.cpu.get(p) ?? 0, 2)).join(' | ')} | ${fixed(r.cpuAll, 2)} | ${Number.isNaN(r.cpuRatio) ? '–' : `${r.cpuRatio.toFixed(2)}×`} | ${r.name === rows[0]!.name ? 'baseline' : `${(r.agreement * 100).toFixed(0)} %`} |`,
+      `| ${r.name} | ${fixed(r.rate, 1)} | ${fixed(r.p50, 1)} | ${fixed(r.p99, 1)} | ${(r.rateRatio * 100).toFixed(0)} % | ${parts.map((p) => fixed(r.cpu.get(p) ?? 0, 2)).join(' | ')} | ${fixed(r.cpuAll, 2)} | ${Number.isNaN(r.cpuRatio) ? '–' : `${r.cpuRatio.toFixed(2)}×`} | ${r.name === rows[0]!.name ? 'baseline' : Number.isNaN(r.agreement) ? '–' : `${(r.agreement * 100).toFixed(0)} %`} |`,
     );
   }
 }
