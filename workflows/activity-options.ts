@@ -49,3 +49,13 @@ export const PING_WRITE: ActivityOptions = {
     nonRetryableErrorTypes: PERMANENT_FAILURES,
   },
 };
+
+/**
+ * A weekly digest's figures: a few aggregations over the account's week. Retried through a
+ * database outage, but not forever: a digest still stuck after about ten minutes is skipped, so
+ * it cannot hold the account's Schedule (which skips a run while the last one runs).
+ */
+export const WEEKLY_DIGEST_COMPOSE: ActivityOptions = {
+  startToCloseTimeout: '1m',
+  retry: { ...UNTIL_IT_LANDS, maximumAttempts: 12 },
+};

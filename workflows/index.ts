@@ -1,4 +1,5 @@
 // Every export here is a workflow type, and a deployed name is permanent: re-export workflows only.
 export { agentWatchWorkflow } from './agent-watch.workflow';
 export { alertWorkflow } from './alert.workflow';
+export { weeklyDigestWorkflow } from './weekly-digest.workflow';
 export { workerPingWorkflow } from './worker-ping.workflow';

@@ -170,3 +170,10 @@ export interface ChannelResult {
 export interface AlertResult {
   results: ChannelResult[];
 }
+
+/** An account's weekly digest: from its Schedule (`scheduled`), or sent now on request. */
+export interface WeeklyDigestInput {
+  accountId: string;
+  /** A scheduled run sends nothing when the digest was turned off in the meantime. */
+  scheduled?: boolean;
+}
