@@ -1,5 +1,10 @@
 import { z, type ZodType } from 'zod';
-import { alertPayloadSchema, testAlertPayload } from '../alerts/payload';
+import {
+  alertPayloadSchema,
+  testAlertPayload,
+  weeklyDigestPayloadSchema,
+  WEEKLY_DIGEST_EVENT,
+} from '../alerts/payload';
 import type { AnyOperation, Auth } from '../http/operation';
 import { requiredScope } from '../keys/scopes';
 
@@ -11,6 +16,8 @@ z.object({ detail: z.union([z.string(), z.looseObject({ error: z.string() })]) }
 
 /** The alert payload, version 1, as generic webhook channels receive it. */
 alertPayloadSchema.meta({ id: 'AlertPayloadV1' });
+/** The weekly digest, in the same envelope. */
+weeklyDigestPayloadSchema.meta({ id: 'WeeklyDigestPayloadV1' });
 
 type JsonSchema = Record<string, unknown>;
 
@@ -48,8 +55,9 @@ const TAGS: Record<string, string> = {
   RAG: 'Documents whose leaks fire as canaries',
   Agents: 'AI agent heartbeat watch',
   'Workflow runs':
-    "The caller's own alert, resend, test and agent-watch workflow runs and their stories",
+    "The caller's own alert, resend, test, agent-watch and weekly digest workflow runs and their stories",
   Dashboard: "The console overview's figures",
+  'Weekly digest': 'When and where the weekly digest of what fired goes, and sending it now',
   Privacy: 'Everything held about the caller, as one archive',
   Community: 'Addresses that fired canaries in several opted-in workspaces',
   Admin: "The operators' API: accounts, plans, usage, disabling (operator accounts only)",
