@@ -98,7 +98,10 @@ export function digestFacts({ data }: WeeklyDigestPayload): [label: string, valu
     .slice(0, DIGEST_FACT_ITEMS)
     .map((c) => `${c.kind} "${c.name}": ${c.lastError.slice(0, 120)}`);
   return [
-    ['Week', `${dayIn(data.from, data.timeZone)} to ${dayIn(data.to, data.timeZone)} (${data.timeZone})`],
+    [
+      'Week',
+      `${dayIn(data.from, data.timeZone)} to ${dayIn(data.to, data.timeZone)} (${data.timeZone})`,
+    ],
     ['Hits', String(data.totalHits)],
     ['Canaries fired', String(data.canaries.length)],
     ['Sources by country', listed(data.sourcesByCountry)],
@@ -115,7 +118,10 @@ export function digestText({ data }: WeeklyDigestPayload): string {
     return `• ${c.memo || c.canaryId} (${c.kind}, ${c.canaryId}): ${plural(c.hits, 'hit', 'hits')} (${days})`;
   });
   const more = data.canaries.length - lines.length;
-  return [...lines, ...(more > 0 ? [`… and ${plural(more, 'more canary', 'more canaries')}`] : [])].join('\n');
+  return [
+    ...lines,
+    ...(more > 0 ? [`… and ${plural(more, 'more canary', 'more canaries')}`] : []),
+  ].join('\n');
 }
 
 /** What every rendering shows, whatever the event: alerts and digests alike. */

@@ -106,7 +106,8 @@ export class StartReconciler {
         try {
           await temporal.ping(2_000);
           const done = await this.reconcileOnce();
-          if (done.alerts || done.watches || done.schedules) log.info(done, 'started missing workflows');
+          if (done.alerts || done.watches || done.schedules)
+            log.info(done, 'started missing workflows');
         } catch (err) {
           log.warn({ err }, 'start reconciler pass failed; retrying');
         }

@@ -113,7 +113,10 @@ export async function startWeeklyDigestNow(
     });
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-    throw new DomainError('conflict', 'A digest of this account is being sent now: wait for it to end');
+    throw new DomainError(
+      'conflict',
+      'A digest of this account is being sent now: wait for it to end',
+    );
   }
   return { workflowId };
 }

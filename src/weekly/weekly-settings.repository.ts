@@ -73,7 +73,11 @@ export class WeeklySettingsRepository {
   }
 
   /** Replaces the settings under a new version, marked as not yet on the schedule. */
-  async save(accountId: string, settings: WeeklySettings, now: Date): Promise<StoredWeeklySettings> {
+  async save(
+    accountId: string,
+    settings: WeeklySettings,
+    now: Date,
+  ): Promise<StoredWeeklySettings> {
     const doc = await this.settings.findOneAndUpdate(
       { _id: accountId },
       {

@@ -4,7 +4,7 @@ import { weeklyDigestPayloadSchema, type WeeklyDigestPayload } from '../../src/a
 import { verifyWebhookSignature } from '../../src/alerts/webhook-signature';
 import { WeeklySettingsRepository } from '../../src/weekly/weekly-settings.repository';
 import { weeklyScheduleId } from '../../src/weekly/weekly-schedules';
-import { searchAttributes } from '../../workflows/shared';
+import { searchAttributes, type AlertResult } from '../../workflows/shared';
 import { createKey, signUpAndLogIn, type SignedIn } from '../support/accounts';
 import { startAlertStack } from '../support/alert-stack';
 import type { Receiver } from '../support/receiver';
@@ -62,8 +62,8 @@ async function digestsAt(path: string, count: number): Promise<WeeklyDigestPaylo
   });
 }
 
-async function digestRunEnds(workflowId: string) {
-  return t.temporal.client.workflow.getHandle(workflowId).result();
+async function digestRunEnds(workflowId: string): Promise<AlertResult> {
+  return (await t.temporal.client.workflow.getHandle(workflowId).result()) as AlertResult;
 }
 
 const settings = (channels: string[], extra: object = {}) => ({
@@ -121,8 +121,11 @@ describe('PUT /api/weekly', () => {
     const moved = await putWeekly(alice, settings([channel], { hour: 6, weekday: 'sunday' }));
     expect(moved.status).toBe(200);
     const updated = await describeSchedule(alice);
-    expect(updated.spec.calendars[0]).toEqual(
-      expect.objectContaining({ dayOfWeek: [{ start: 'SUNDAY', end: 'SUNDAY', step: 1 }], hour: [{ start: 6, end: 6, step: 1 }] }),
+    expect(updated.spec.calendars?.[0]).toEqual(
+      expect.objectContaining({
+        dayOfWeek: [{ start: 'SUNDAY', end: 'SUNDAY', step: 1 }],
+        hour: [{ start: 6, end: 6, step: 1 }],
+      }),
     );
     expect(updated.state.paused).toBe(false);
   });
@@ -152,7 +155,13 @@ describe('PUT /api/weekly', () => {
     const repository = new WeeklySettingsRepository(t.mongo.db);
     await repository.save(
       who.userId,
-      { enabled: true, weekday: 'tuesday', hour: 7, timeZone: 'America/New_York', channels: [channel] },
+      {
+        enabled: true,
+        weekday: 'tuesday',
+        hour: 7,
+        timeZone: 'America/New_York',
+        channels: [channel],
+      },
       new Date(Date.now() - 60_000),
     );
     expect((await getWeekly(who)).body.schedule_synced).toBe(false);
@@ -162,7 +171,9 @@ describe('PUT /api/weekly', () => {
     expect(pass.schedules).toBeGreaterThanOrEqual(1);
     const made = await describeSchedule(who);
     expect(made.spec.timezone).toBe('America/New_York');
-    expect(made.spec.calendars[0]).toEqual(expect.objectContaining({ dayOfWeek: [{ start: 'TUESDAY', end: 'TUESDAY', step: 1 }] }));
+    expect(made.spec.calendars?.[0]).toEqual(
+      expect.objectContaining({ dayOfWeek: [{ start: 'TUESDAY', end: 'TUESDAY', step: 1 }] }),
+    );
     expect((await getWeekly(who)).body.schedule_synced).toBe(true);
     // Nothing left to do on the next pass for this account.
     expect(await repository.pendingSchedules(new Date(), 100)).toEqual([]);
@@ -173,7 +184,10 @@ describe('POST /api/weekly/send-now', () => {
   it('delivers a digest with the week’s hits by canary and day, sources and delivery health', async () => {
     const who = await signUpAndLogIn(t.app);
     const plant = async (memo: string) => {
-      const res = await request(t.app).post('/api/canaries').set(as(who)).send({ kind: 'url', memo });
+      const res = await request(t.app)
+        .post('/api/canaries')
+        .set(as(who))
+        .send({ kind: 'url', memo });
       expect(res.status).toBe(201);
       return res.body as { canary_id: string; value: string };
     };
@@ -202,9 +216,7 @@ describe('POST /api/weekly/send-now', () => {
 
     const good = await webhook(who, `/digest/${who.userId}`);
     const broken = await webhook(who, '/status/500');
-    expect(
-      (await putWeekly(who, settings([good, broken], { enabled: false }))).status,
-    ).toBe(200);
+    expect((await putWeekly(who, settings([good, broken], { enabled: false }))).status).toBe(200);
 
     const first = await sendNow(who);
     expect(first.status).toBe(202);
@@ -312,11 +324,13 @@ describe('tenants and refusals', () => {
     );
     const stolen = await putWeekly(bob, settings([channel]));
     expect(stolen.status).toBe(422);
-    expect(stolen.body.detail).toBe(`body.channels[0]: no alert channel ${channel} in this account`);
+    expect(stolen.body.detail).toBe(
+      `body.channels[0]: no alert channel ${channel} in this account`,
+    );
     await expect(describeSchedule(bob)).rejects.toBeInstanceOf(ScheduleNotFoundError);
     expect((await sendNow(bob)).status).toBe(409);
     // Alice's schedule is as she left it.
-    expect((await describeSchedule(alice)).spec.calendars[0]).toEqual(
+    expect((await describeSchedule(alice)).spec.calendars?.[0]).toEqual(
       expect.objectContaining({ dayOfWeek: [{ start: 'FRIDAY', end: 'FRIDAY', step: 1 }] }),
     );
   });
@@ -360,13 +374,13 @@ describe('tenants and refusals', () => {
       .set('X-API-Key', reader.key)
       .send(settings([channel]));
     expect(viaKey.status).toBe(200);
-    expect((await request(t.app).get('/api/weekly').set('X-API-Key', reader.key)).status).toBe(
-      200,
-    );
+    expect((await request(t.app).get('/api/weekly').set('X-API-Key', reader.key)).status).toBe(200);
 
     for (const call of [
       request(t.app).get('/api/weekly'),
-      request(t.app).put('/api/weekly').send(settings([channel])),
+      request(t.app)
+        .put('/api/weekly')
+        .send(settings([channel])),
       request(t.app).post('/api/weekly/send-now'),
     ]) {
       const res = await call.set('X-API-Key', other.key);
@@ -374,7 +388,13 @@ describe('tenants and refusals', () => {
       expect(res.body.detail).toBe('The API key does not have the required scope: threats:read');
     }
     expect((await request(t.app).get('/api/weekly')).status).toBe(401);
-    expect((await request(t.app).put('/api/weekly').send(settings([channel]))).status).toBe(401);
+    expect(
+      (
+        await request(t.app)
+          .put('/api/weekly')
+          .send(settings([channel]))
+      ).status,
+    ).toBe(401);
     expect((await request(t.app).post('/api/weekly/send-now')).status).toBe(401);
   });
 });
