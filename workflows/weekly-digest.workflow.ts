@@ -14,10 +14,9 @@ const { composeWeeklyDigest } = proxyActivities<Activities>(WEEKLY_DIGEST_COMPOS
 export async function weeklyDigestWorkflow(input: WeeklyDigestInput): Promise<AlertResult> {
   const digest = await composeWeeklyDigest(input);
   if (!digest) return { results: [] };
-  const { workflowId, runId } = workflowInfo();
   return executeChild(alertWorkflow, {
-    // The run id: a digest sent now reuses its workflow id, and each delivery id must be new.
-    workflowId: `${workflowId}-${runId}`,
+    // By the run id: a digest sent now reuses its workflow id, and each delivery id must be new.
+    workflowId: `weekly-digest-delivery-${input.accountId}-${workflowInfo().runId}`,
     args: [
       {
         kind: 'ready',

@@ -5,10 +5,11 @@ import { verifyWebhookSignature } from '../../src/alerts/webhook-signature';
 import { WeeklySettingsRepository } from '../../src/weekly/weekly-settings.repository';
 import { weeklyScheduleId } from '../../src/weekly/weekly-schedules';
 import { searchAttributes, type AlertResult } from '../../workflows/shared';
+import { freePort } from '../../tools/stack';
 import { createKey, signUpAndLogIn, type SignedIn } from '../support/accounts';
 import { startAlertStack } from '../support/alert-stack';
 import type { Receiver } from '../support/receiver';
-import type { TestApp } from '../support/test-app';
+import { createTestApp, type TestApp } from '../support/test-app';
 
 const DAY_MS = 86_400_000;
 const SECRET = 'weekly-digest-test-secret';
@@ -177,6 +178,35 @@ describe('PUT /api/weekly', () => {
     expect((await getWeekly(who)).body.schedule_synced).toBe(true);
     // Nothing left to do on the next pass for this account.
     expect(await repository.pendingSchedules(new Date(), 100)).toEqual([]);
+  });
+  it('when Temporal does not answer, then the settings are kept unsynced and the reconciler schedules them', async () => {
+    // An API on the same database whose Temporal address answers nothing.
+    const down = await createTestApp({
+      config: { ...t.config, TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}` },
+    });
+    try {
+      const who = await signUpAndLogIn(down.app);
+      const channel = await webhook(who, `/digest/${who.userId}`);
+      const put = await request(down.app)
+        .put('/api/weekly')
+        .set(as(who))
+        .send(settings([channel], { weekday: 'saturday' }));
+      expect(put.status).toBe(200);
+      expect(put.body.schedule_synced).toBe(false);
+      await expect(describeSchedule(who)).rejects.toBeInstanceOf(ScheduleNotFoundError);
+
+      // The test's own write: the reconciler's grace for requests still at work has passed.
+      await t.mongo.db
+        .collection('weekly_digests')
+        .updateOne({ _id: who.userId as never }, { $set: { schedulePendingSince: new Date(0) } });
+      await t.reconciler.reconcileOnce();
+      expect((await describeSchedule(who)).spec.calendars?.[0]).toEqual(
+        expect.objectContaining({ dayOfWeek: [{ start: 'SATURDAY', end: 'SATURDAY', step: 1 }] }),
+      );
+      expect((await getWeekly(who)).body.schedule_synced).toBe(true);
+    } finally {
+      await down.disconnect();
+    }
   });
 });
 
