@@ -2,10 +2,12 @@ import { z } from 'zod';
 
 /** Webhook payload, schema version 1 (the spec's "Payload" tables), checked before every send. */
 export const ALERT_EVENTS = ['canary.tripwire_triggered', 'canary.test_alert'] as const;
-/** The account's weekly digest: a report, never an alert, so it has its own data (below). */
+/**
+ * The account's weekly digest: a report, never an alert, so it has its own data (below). Channels
+ * do not subscribe to it (`ALERT_EVENTS` are what they route); it goes to the channels its
+ * settings choose.
+ */
 export const WEEKLY_DIGEST_EVENT = 'account.weekly_digest';
-/** Every event kind a channel can receive (`X-Service-Event`, the body's `event`). */
-export const EVENT_KINDS = [...ALERT_EVENTS, WEEKLY_DIGEST_EVENT] as const;
 export const ALERT_LEVELS = ['CRITICAL', 'HIGH', 'MEDIUM'] as const;
 
 export type AlertEvent = (typeof ALERT_EVENTS)[number];
