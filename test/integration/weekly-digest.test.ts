@@ -335,6 +335,42 @@ describe('POST /api/weekly/send-now', () => {
     expect(runs.filter((r) => r.workflow_type === 'alertWorkflow')).toHaveLength(2);
   }, 120_000);
 
+  it("the Schedule's own runs send the digest, and send nothing once it is turned off", async () => {
+    const who = await signUpAndLogIn(t.app);
+    const channel = await webhook(who, `/scheduled/${who.userId}`);
+    expect((await putWeekly(who, settings([channel]))).status).toBe(200);
+    const schedule = t.temporal.client.schedule.getHandle(weeklyScheduleId(who.userId));
+    /** Fires the schedule as its time would, and waits for that run's end. */
+    const fire = async (): Promise<AlertResult> => {
+      const before = (await schedule.describe()).info.recentActions.length;
+      await schedule.trigger();
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const { recentActions } = (await schedule.describe()).info;
+        const started = recentActions[before];
+        if (started) {
+          const { workflowId } = started.action.workflow;
+          // Tagged for the tenant, so /api/workflow-runs lists it for this account alone.
+          const run = await t.temporal.client.workflow.getHandle(workflowId).describe();
+          expect(run.typedSearchAttributes.get(searchAttributes.accountId)).toBe(who.userId);
+          return digestRunEnds(workflowId);
+        }
+        if (Date.now() > deadline) throw new Error('the schedule started no run');
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    };
+    expect((await fire()).results).toEqual([
+      expect.objectContaining({ channelId: channel, outcome: 'delivered' }),
+    ]);
+    const [digest] = await digestsAt(`/scheduled/${who.userId}`, 1);
+    expect(digest!.data.accountId).toBe(who.userId);
+
+    // Turned off: a run that still starts (here, triggered by hand) sends nothing.
+    expect((await putWeekly(who, settings([channel], { enabled: false }))).status).toBe(200);
+    expect((await fire()).results).toEqual([]);
+    expect(receiver.hits.filter((hit) => hit.path === `/scheduled/${who.userId}`)).toHaveLength(1);
+  });
+
   it('is refused while no channel is chosen', async () => {
     const who = await signUpAndLogIn(t.app);
     const res = await sendNow(who);
