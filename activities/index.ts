@@ -11,11 +11,15 @@ import type { IpEnricher } from '../src/alerts/enrichment';
 import { CanariesRepository } from '../src/canaries/canaries.repository';
 import { ThreatsRepository } from '../src/canaries/threats.repository';
 import { WorkerPingsRepository } from '../src/diagnostics/worker-pings.repository';
+import { Dashboard } from '../src/dashboard/dashboard';
 import { EvidenceStore } from '../src/evidence/evidence.store';
+import { WeeklyDigests } from '../src/weekly/weekly-digest';
+import { WeeklySettingsRepository } from '../src/weekly/weekly-settings.repository';
 import { agentWatchActivities } from './agent-watch.activities';
 import { alertDeliveryActivities } from './alert-delivery.activities';
 import { floorActivities } from './floor.activities';
 import { threatAlertActivities } from './threat-alert.activities';
+import { weeklyDigestActivities } from './weekly-digest.activities';
 import { workerPingActivities } from './worker-ping.activities';
 
 export interface ActivityDeps {
@@ -42,6 +46,7 @@ export function createActivities({
   // One store per worker, so every evidence append of an account shares one group commit.
   const evidence = new EvidenceStore(db, () => new Date());
   const targets = new DeliveryTargets(channels, users, builtIns);
+  const canaries = new CanariesRepository(db);
   return {
     ...workerPingActivities({ pings: new WorkerPingsRepository(db) }),
     ...floorActivities,
@@ -52,12 +57,16 @@ export function createActivities({
     }),
     ...threatAlertActivities({
       threats,
-      canaries: new CanariesRepository(db),
+      canaries,
       evidence,
       enricher,
       targets,
     }),
     ...agentWatchActivities({ agents: new AgentsRepository(db), threats, evidence }),
+    ...weeklyDigestActivities({
+      settings: new WeeklySettingsRepository(db),
+      digests: new WeeklyDigests(db, new Dashboard(db, channels), canaries),
+    }),
   };
 }
 

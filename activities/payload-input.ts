@@ -1,14 +1,27 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { alertPayloadSchema, type AlertPayload } from '../src/alerts/payload';
+import type { ZodType } from 'zod';
+import {
+  alertPayloadSchema,
+  eventPayloadSchema,
+  type AlertPayload,
+  type EventPayload,
+} from '../src/alerts/payload';
 import { INVALID_INPUT, type AlertPayloadJson } from '../workflows/shared';
 
-/** A payload from the workflow, checked: one that fails the v1 schema fails for good. */
-export function parsePayload(json: AlertPayloadJson): AlertPayload {
-  const parsed = alertPayloadSchema.safeParse(json);
-  if (parsed.success) return parsed.data;
+function parsed<T>(schema: ZodType<T>, json: AlertPayloadJson): T {
+  const result = schema.safeParse(json);
+  if (result.success) return result.data;
   throw ApplicationFailure.create({
     type: INVALID_INPUT,
-    message: `the alert's payload is not a v1 payload: ${parsed.error.message}`,
+    message: `the payload is not a v1 payload: ${result.error.message}`,
     nonRetryable: true,
   });
 }
+
+/** A payload from the workflow, checked: one that fails the v1 schema fails for good. */
+export const parsePayload = (json: AlertPayloadJson): EventPayload =>
+  parsed(eventPayloadSchema, json);
+
+/** An alert's payload (the spec's two events), checked the same way. */
+export const parseAlertPayload = (json: AlertPayloadJson): AlertPayload =>
+  parsed(alertPayloadSchema, json);

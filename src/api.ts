@@ -27,6 +27,7 @@ import { metricsOperations } from './metrics';
 import { referenceOperations } from './openapi/reference.routes';
 import { ragOperations } from './rag/rag.routes';
 import { shieldOperations } from './shield/shield.routes';
+import { weeklyOperations } from './weekly/weekly.routes';
 import { workflowRunOperations } from './workflow-runs/workflow-runs.routes';
 
 /**
@@ -60,6 +61,7 @@ export const API = {
   workerPing: workerPingOperations,
   workflowRuns: workflowRunOperations,
   dashboard: dashboardOperations,
+  weekly: weeklyOperations,
   community: communityOperations,
   admin: adminOperations,
   privacy: privacyOperations,

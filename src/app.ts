@@ -68,6 +68,7 @@ import { Dashboard } from './dashboard/dashboard';
 import { CommunityIndicators } from './community/community-indicators';
 import { AdminService } from './admin/admin.service';
 import { PrivacyExport } from './privacy/privacy-export';
+import { WeeklySettingsRepository } from './weekly/weekly-settings.repository';
 
 export interface AppDeps {
   config: Config;
@@ -215,6 +216,7 @@ export function createApp({
     isOperator: async (accountId) => isOperator(await users.findById(accountId)),
   });
   const deliveries = new DeliveriesRepository(mongo.db);
+  const weekly = new WeeklySettingsRepository(mongo.db);
 
   const docsToken = operatorToken(config.DOCS_TOKEN, 'DOCS_TOKEN');
   const document = openApiDocument(API_OPERATIONS, config.PUBLIC_BASE_URL);
@@ -273,6 +275,7 @@ export function createApp({
     workerPing: temporal,
     workflowRuns: new WorkflowRuns(temporal),
     dashboard: { dashboard: new Dashboard(mongo.db, new ChannelsRepository(mongo.db)), clock },
+    weekly: { weekly, channels: new ChannelsRepository(mongo.db), temporal, clock },
     community: {
       indicators: new CommunityIndicators(mongo.db, users, config.COMMUNITY_MIN_WORKSPACES),
       clock,
@@ -332,6 +335,7 @@ export function createApp({
     reconciler: new StartReconciler({
       threats,
       agents,
+      weekly,
       temporal,
       clock,
       log: logger,

@@ -55,3 +55,13 @@ export const FLOOR_STEP: LocalActivityOptions & ActivityOptions = {
   startToCloseTimeout: '10s',
   retry: { maximumAttempts: 1 },
 };
+
+/**
+ * A weekly digest's figures: a few aggregations over the account's week. Retried through a
+ * database outage, but not forever: a digest still stuck after about ten minutes is skipped, so
+ * it cannot hold the account's Schedule (which skips a run while the last one runs).
+ */
+export const WEEKLY_DIGEST_COMPOSE: ActivityOptions = {
+  startToCloseTimeout: '1m',
+  retry: { ...UNTIL_IT_LANDS, maximumAttempts: 12 },
+};

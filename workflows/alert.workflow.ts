@@ -169,7 +169,11 @@ async function deliverAlert(
     read ??
     (await books.listDeliveryTargets(
       input.accountId,
-      input.kind === 'resend' || input.kind === 'test' ? [input.channelId] : undefined,
+      input.kind === 'resend' || input.kind === 'test'
+        ? [input.channelId]
+        : input.kind === 'digest'
+          ? input.channelIds
+          : undefined,
       routed,
     ));
 

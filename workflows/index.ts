@@ -2,4 +2,5 @@
 export { agentWatchWorkflow } from './agent-watch.workflow';
 export { alertWorkflow } from './alert.workflow';
 export { floorWorkflow } from './floor.workflow';
+export { weeklyDigestWorkflow } from './weekly-digest.workflow';
 export { workerPingWorkflow } from './worker-ping.workflow';

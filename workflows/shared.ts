@@ -87,6 +87,16 @@ export interface ChannelTestInput extends AlertBase {
   channelId: string;
 }
 
+/**
+ * An account's own notice (a weekly digest) to the channels it chose, whatever they subscribe to.
+ * Nobody is waiting on it and the next one comes anyway, so it does not recover.
+ */
+export interface DigestInput extends AlertBase {
+  kind: 'digest';
+  payload: AlertPayloadJson;
+  channelIds: string[];
+}
+
 /** A recorded delivery sent again to its channel, under the delivery id receivers saw first. */
 export interface ResendInput extends AlertBase {
   kind: 'resend';
@@ -95,7 +105,12 @@ export interface ResendInput extends AlertBase {
   resendOf: string;
 }
 
-export type AlertInput = ThreatAlertInput | ReadyAlertInput | ChannelTestInput | ResendInput;
+export type AlertInput =
+  | ThreatAlertInput
+  | ReadyAlertInput
+  | ChannelTestInput
+  | DigestInput
+  | ResendInput;
 
 /** Alerts recover and fail visibly; channel tests and resends answer the person who asked. */
 export const isAlert = (input: AlertInput): input is ThreatAlertInput | ReadyAlertInput =>
@@ -180,4 +195,11 @@ export interface ChannelResult {
 
 export interface AlertResult {
   results: ChannelResult[];
+}
+
+/** An account's weekly digest: from its Schedule (`scheduled`), or sent now on request. */
+export interface WeeklyDigestInput {
+  accountId: string;
+  /** A scheduled run sends nothing when the digest was turned off in the meantime. */
+  scheduled?: boolean;
 }

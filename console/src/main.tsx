@@ -12,15 +12,18 @@ import { KeysView } from './views/keys';
 import { SignIn } from './views/sign-in';
 import { ThreatEventView } from './views/threat-event';
 import { ThreatsView } from './views/threats';
+import { WeeklyDigestView } from './views/weekly-digest';
 import { WorkflowRunsView } from './views/workflow-runs';
 import './styles.css';
 
-type Route = 'account' | 'keys' | 'channels' | 'canaries' | 'threats' | 'runs' | 'evidence';
+type Route =
+  'account' | 'keys' | 'channels' | 'weekly' | 'canaries' | 'threats' | 'runs' | 'evidence';
 
 const ROUTES: Record<Route, { title: string; view: FunctionComponent<{ account: Account }> }> = {
   account: { title: 'Account', view: AccountView },
   keys: { title: 'API keys', view: KeysView },
   channels: { title: 'Alert channels', view: ChannelsView },
+  weekly: { title: 'Weekly digest', view: WeeklyDigestView },
   canaries: { title: 'Canaries', view: CanariesView },
   threats: { title: 'Threat events', view: ThreatsView },
   runs: { title: 'Workflow runs', view: WorkflowRunsView },

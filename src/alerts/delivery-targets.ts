@@ -5,9 +5,10 @@ import type { ChannelsRepository } from './channels.repository';
 import { subscribes, type RoutedAlert } from './routing';
 
 /**
- * The channels that receive an alert: the chosen ones (a test, a resend) whatever they subscribe
- * to; otherwise the account's channels that subscribe to it, and the built-ins. Read first, routed
- * after, so a threat alert can read them while its payload (and so its level) is being prepared.
+ * The channels that receive an alert: the chosen ones (a test, a resend, a weekly digest's
+ * channels, built-ins among them) whatever they subscribe to; otherwise the account's channels
+ * that subscribe to it, and the built-ins. Read first, routed after, so a threat alert can read
+ * them while its payload (and so its level) is being prepared.
  */
 export class DeliveryTargets {
   constructor(
@@ -24,22 +25,22 @@ export class DeliveryTargets {
     accountId: string,
     channelIds?: string[],
   ): Promise<(alert?: RoutedAlert) => DeliveryTarget[]> {
-    const chat = !channelIds && this.builtIns.telegramBotToken;
+    const chosen = (channelId: string) => !channelIds || channelIds.includes(channelId);
+    const chat = chosen(BUILT_IN_CHANNEL_IDS.chat) && this.builtIns.telegramBotToken;
     const [all, user] = await Promise.all([
       this.channels.list(accountId),
       chat ? this.users.findById(accountId) : undefined,
     ]);
     return (alert) => {
-      const chosen = channelIds
+      const picked = channelIds
         ? all.filter((c) => channelIds.includes(c.id))
         : all.filter((c) => !alert || subscribes(c, alert));
-      const targets: DeliveryTarget[] = chosen.map((c) => ({
+      const targets: DeliveryTarget[] = picked.map((c) => ({
         channelId: c.id,
         kind: c.kind,
         name: c.name,
         ...(c.disabled && { skip: 'channel disabled' }),
       }));
-      if (channelIds) return targets;
       const builtIn = (channelId: string, kind: string, name: string): DeliveryTarget => {
         const skip = this.builtInSkip(channelId, user?.telegramChatId);
         return { channelId, kind, name, ...(skip && { skip }) };
@@ -48,7 +49,7 @@ export class DeliveryTargets {
         ...targets,
         builtIn(BUILT_IN_CHANNEL_IDS.email, 'email', 'account email'),
         builtIn(BUILT_IN_CHANNEL_IDS.chat, 'chat', 'Telegram chat'),
-      ];
+      ].filter((target) => chosen(target.channelId));
     };
   }
 

@@ -2,6 +2,12 @@ import { z } from 'zod';
 
 /** Webhook payload, schema version 1 (the spec's "Payload" tables), checked before every send. */
 export const ALERT_EVENTS = ['canary.tripwire_triggered', 'canary.test_alert'] as const;
+/**
+ * The account's weekly digest: a report, never an alert, so it has its own data (below). Channels
+ * do not subscribe to it (`ALERT_EVENTS` are what they route); it goes to the channels its
+ * settings choose.
+ */
+export const WEEKLY_DIGEST_EVENT = 'account.weekly_digest';
 export const ALERT_LEVELS = ['CRITICAL', 'HIGH', 'MEDIUM'] as const;
 
 export type AlertEvent = (typeof ALERT_EVENTS)[number];
@@ -112,3 +118,70 @@ export function testAlertPayload(now: Date): AlertPayload {
     },
   };
 }
+
+const count = z.number().int().min(0);
+/** A count under a key (a day, a country, an outcome), most first unless said otherwise. */
+const keyedCount = z.object({ key: z.string(), count }).strict();
+
+/**
+ * The weekly digest, in the same v1 envelope as alerts: what fired in the week (`from` to `to`),
+ * by canary and by day in the account's time zone, where it came from, and whether anyone was
+ * told. `threatEventId` is null: it reports on many events, as a test alert reports on none.
+ */
+export const weeklyDigestPayloadSchema = z
+  .object({
+    version: z.literal('1'),
+    event: z.literal(WEEKLY_DIGEST_EVENT),
+    sentAt: isoInstant,
+    data: z
+      .object({
+        event: z.literal(WEEKLY_DIGEST_EVENT),
+        accountId: z.string(),
+        from: isoInstant,
+        to: isoInstant,
+        /** The IANA time zone the days (`byDay` keys, `YYYY-MM-DD`) are counted in. */
+        timeZone: z.string(),
+        totalHits: count,
+        /** Every canary hit in the week, most hit first, each with its hits by day (oldest first). */
+        canaries: z.array(
+          z
+            .object({
+              canaryId: z.string(),
+              kind: z.string(),
+              memo: z.string(),
+              hits: count,
+              byDay: z.array(keyedCount),
+            })
+            .strict(),
+        ),
+        /** Threat events of the week by the attacker's country (`unknown` when not found). */
+        sourcesByCountry: z.array(keyedCount),
+        /** The week's deliveries by outcome (`in_progress` until one ends). */
+        deliveriesByOutcome: z.array(keyedCount),
+        /** Channels whose latest delivery failed, with the week's failed deliveries to each. */
+        stillFailing: z.array(
+          z
+            .object({
+              channelId: z.string(),
+              name: z.string(),
+              kind: z.string(),
+              lastError: z.string(),
+              lastErrorAt: isoInstant,
+              failedThisWeek: count,
+            })
+            .strict(),
+        ),
+        threatEventId: z.null(),
+      })
+      .strict(),
+  })
+  .strict();
+
+export type WeeklyDigestPayload = z.infer<typeof weeklyDigestPayloadSchema>;
+
+/** Anything a channel is sent: an alert (the spec's two events) or the weekly digest. */
+export const eventPayloadSchema = z.union([alertPayloadSchema, weeklyDigestPayloadSchema]);
+export type EventPayload = AlertPayload | WeeklyDigestPayload;
+
+export const isWeeklyDigest = (payload: EventPayload): payload is WeeklyDigestPayload =>
+  payload.event === WEEKLY_DIGEST_EVENT;

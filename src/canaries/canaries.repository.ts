@@ -102,6 +102,14 @@ export class CanariesRepository {
     return doc && toCanary(doc);
   }
 
+  /** The account's canaries among `canaryIds` (by `_id`), in no particular order. */
+  async findMany(accountId: string, canaryIds: string[]): Promise<Canary[]> {
+    const docs = await this.canaries
+      .find({ _id: { $in: canaryIds }, accountId }, WITHOUT_BODY)
+      .toArray();
+    return docs.map(toCanary);
+  }
+
   /**
    * A canary's artifact with its bytes: for the owner's download (`accountId`), or for the public
    * route that serves it (`kind`: a web image). Null when there is none.

@@ -57,6 +57,11 @@ export class Dashboard {
   async figures(accountId: string, days: number, now: Date): Promise<DashboardFigures> {
     // Whole UTC days: the first is today minus days-1, so `days=1` is today.
     const since = new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS - (days - 1) * DAY_MS);
+    return this.since(accountId, since);
+  }
+
+  /** The same figures from `since` on (the weekly digest's week). */
+  async since(accountId: string, since: Date): Promise<DashboardFigures> {
     const hits = this.db.collection(threatHitsIndexes.collection);
     const events = this.db.collection(threatEventsIndexes.collection);
     const deliveries = this.db.collection(deliveriesIndexes.collection);

@@ -20,6 +20,7 @@ import {
 import { agentsIndexes } from '../agent/agents.repository';
 import { trapsIndexes } from '../honeypot/traps.repository';
 import { ragDocumentsIndexes } from '../rag/documents.repository';
+import { weeklySettingsIndexes } from '../weekly/weekly-settings.repository';
 import type { CollectionIndexes } from './mongo';
 
 /** Every index the service relies on; created at start, checked by /readyz. */
@@ -47,4 +48,5 @@ export const ALL_INDEXES: readonly CollectionIndexes[] = [
   trapsIndexes,
   ragDocumentsIndexes,
   agentsIndexes,
+  weeklySettingsIndexes,
 ];

@@ -5,7 +5,7 @@ import { parseBody, parseQuery } from './validate';
 /** How an operation authenticates (the spec's scope table adds the API key's scope). */
 export type Auth = 'none' | 'session' | 'apiKey' | 'sessionOrApiKey' | 'refreshCookie';
 
-export type Method = 'get' | 'post' | 'patch' | 'delete';
+export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 /** What a handler gets: the validated body and query, and the request for what is left. */
 export interface OperationInput<Body, Query> {

@@ -1,5 +1,11 @@
 import { z, type ZodType } from 'zod';
-import { alertPayloadSchema, testAlertPayload } from '../alerts/payload';
+import {
+  alertPayloadSchema,
+  testAlertPayload,
+  weeklyDigestPayloadSchema,
+  WEEKLY_DIGEST_EVENT,
+  type WeeklyDigestPayload,
+} from '../alerts/payload';
 import type { AnyOperation, Auth } from '../http/operation';
 import { requiredScope } from '../keys/scopes';
 
@@ -11,6 +17,8 @@ z.object({ detail: z.union([z.string(), z.looseObject({ error: z.string() })]) }
 
 /** The alert payload, version 1, as generic webhook channels receive it. */
 alertPayloadSchema.meta({ id: 'AlertPayloadV1' });
+/** The weekly digest, in the same envelope. */
+weeklyDigestPayloadSchema.meta({ id: 'WeeklyDigestPayloadV1' });
 
 type JsonSchema = Record<string, unknown>;
 
@@ -48,8 +56,9 @@ const TAGS: Record<string, string> = {
   RAG: 'Documents whose leaks fire as canaries',
   Agents: 'AI agent heartbeat watch',
   'Workflow runs':
-    "The caller's own alert, resend, test and agent-watch workflow runs and their stories",
+    "The caller's own alert, resend, test, agent-watch and weekly digest workflow runs and their stories",
   Dashboard: "The console overview's figures",
+  'Weekly digest': 'When and where the weekly digest of what fired goes, and sending it now',
   Privacy: 'Everything held about the caller, as one archive',
   Community: 'Addresses that fired canaries in several opted-in workspaces',
   Admin: "The operators' API: accounts, plans, usage, disabling (operator accounts only)",
@@ -212,6 +221,15 @@ const WEBHOOK_HEADERS = [
   ['webhook-signature', 'Standard Webhooks: `v1,<base64>` keyed with the channel secret', false],
 ] as const;
 
+const webhookHeaders = () =>
+  WEBHOOK_HEADERS.map(([name, description, required]) => ({
+    name,
+    in: 'header',
+    required,
+    description,
+    schema: { type: 'string' },
+  }));
+
 function webhooks() {
   return {
     alert: {
@@ -221,13 +239,7 @@ function webhooks() {
         description:
           'Sent to the channel URL for each alert (`canary.tripwire_triggered`) and channel test (`canary.test_alert`). Verify the signature over the exact bytes received before parsing. Answer 2xx to accept; 408, 429 and 5xx are retried, other statuses are not.',
         tags: ['Alert channels'],
-        parameters: WEBHOOK_HEADERS.map(([name, description, required]) => ({
-          name,
-          in: 'header',
-          required,
-          description,
-          schema: { type: 'string' },
-        })),
+        parameters: webhookHeaders(),
         requestBody: {
           required: true,
           content: {
@@ -240,8 +252,57 @@ function webhooks() {
         responses: { '2XX': { description: 'Accepted' } },
       },
     },
+    weeklyDigest: {
+      post: {
+        operationId: 'receiveWeeklyDigest',
+        summary: 'A weekly digest, as a generic webhook channel receives it (payload version 1)',
+        description: `Sent to the channels chosen in \`PUT /api/weekly\` (event \`${WEEKLY_DIGEST_EVENT}\`), with the same headers and signature as an alert. A report, never an incident.`,
+        tags: ['Weekly digest'],
+        parameters: webhookHeaders(),
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': {
+              schema: ref('WeeklyDigestPayloadV1'),
+              example: EXAMPLE_DIGEST,
+            },
+          },
+        },
+        responses: { '2XX': { description: 'Accepted' } },
+      },
+    },
   };
 }
+
+const EXAMPLE_DIGEST = {
+  version: '1',
+  event: WEEKLY_DIGEST_EVENT,
+  sentAt: '2026-01-05T08:00:00.000Z',
+  data: {
+    event: WEEKLY_DIGEST_EVENT,
+    accountId: 'usr_example',
+    from: '2025-12-29T08:00:00.000Z',
+    to: '2026-01-05T08:00:00.000Z',
+    timeZone: 'Europe/Berlin',
+    totalHits: 3,
+    canaries: [
+      {
+        canaryId: 'cnr_example',
+        kind: 'aws_key',
+        memo: 'prod .env on build box',
+        hits: 3,
+        byDay: [
+          { key: '2026-01-02', count: 2 },
+          { key: '2026-01-03', count: 1 },
+        ],
+      },
+    ],
+    sourcesByCountry: [{ key: 'NL', count: 1 }],
+    deliveriesByOutcome: [{ key: 'delivered', count: 2 }],
+    stillFailing: [],
+    threatEventId: null,
+  },
+} satisfies WeeklyDigestPayload;
 
 /** The OpenAPI 3.1 document, built from the operations the app mounts. */
 export function openApiDocument(

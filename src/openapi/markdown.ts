@@ -54,7 +54,7 @@ function typeOf(schema: JsonSchema | undefined): string {
   if (!schema) return 'any';
   if (schema.$ref)
     return `[${schema.$ref.split('/').at(-1)}](#${anchor(schema.$ref.split('/').at(-1)!)})`;
-  if (schema.enum) return schema.enum.map((v) => `\`${JSON.stringify(v)}\``).join(' \\| ');
+  if (schema.enum) return schema.enum.map((v) => `\`${JSON.stringify(v)}\``).join(' | ');
   if ('const' in schema) return `\`${JSON.stringify(schema.const)}\``;
   if (schema.anyOf) return schema.anyOf.map(typeOf).join(' or ');
   const types = Array.isArray(schema.type) ? schema.type : [schema.type ?? 'any'];

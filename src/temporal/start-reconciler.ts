@@ -6,6 +6,8 @@ import { signalThreatAlert } from '../alerts/alert-workflows';
 import type { ThreatsRepository } from '../canaries/threats.repository';
 import type { Clock } from '../clock';
 import type { Logger } from '../logger';
+import { syncWeeklySchedule } from '../weekly/weekly-schedules';
+import type { WeeklySettingsRepository } from '../weekly/weekly-settings.repository';
 import type { Temporal } from './client';
 
 export interface StartReconcilerSettings {
@@ -28,6 +30,8 @@ export const DEFAULT_RECONCILER_SETTINGS: Omit<StartReconcilerSettings, 'gather'
 export interface ReconcileResult {
   alerts: number;
   watches: number;
+  /** Weekly digest Schedules brought in step with their settings. */
+  schedules: number;
 }
 
 /**
@@ -36,7 +40,8 @@ export interface ReconcileResult {
  * was down at that moment the mark stays, and this loop starts what is missing once Temporal
  * answers. Starts are idempotent through the workflow ids (`alert-<threatEventId>` with
  * REJECT_DUPLICATE, `agent-watch-<agentId>`), so any number of API replicas may run it, and a
- * start that raced the request's own one sends nothing twice.
+ * start that raced the request's own one sends nothing twice. Weekly digest settings carry the
+ * same kind of mark until their Schedule matches them; syncing one is idempotent too.
  */
 export class StartReconciler {
   private readonly stopping = new AbortController();
@@ -46,6 +51,7 @@ export class StartReconciler {
     private readonly deps: {
       threats: ThreatsRepository;
       agents: AgentsRepository;
+      weekly: WeeklySettingsRepository;
       temporal: Temporal;
       clock: Clock;
       log: Logger;
@@ -55,9 +61,9 @@ export class StartReconciler {
 
   /** One pass: starts every workflow marked pending before `graceMs` ago (up to `batch` each). */
   async reconcileOnce(): Promise<ReconcileResult> {
-    const { threats, agents, temporal, clock, settings } = this.deps;
+    const { threats, agents, weekly, temporal, clock, settings } = this.deps;
     const before = new Date(clock().getTime() - settings.graceMs);
-    const result: ReconcileResult = { alerts: 0, watches: 0 };
+    const result: ReconcileResult = { alerts: 0, watches: 0, schedules: 0 };
     for (const event of await threats.pendingAlerts(before, settings.batch)) {
       // Zero hits: the alert counts the event's recorded hits itself, so nothing is counted twice.
       await signalThreatAlert(
@@ -81,6 +87,13 @@ export class StartReconciler {
       await agents.watchStarted(agent.id);
       result.watches++;
     }
+    // Weekly settings written while Temporal was down (or by an API killed before its schedule
+    // call): the schedule is made to match the settings as they are now.
+    for (const pending of await weekly.pendingSchedules(before, settings.batch)) {
+      await syncWeeklySchedule(temporal, pending);
+      await weekly.scheduleSynced(pending.accountId, pending.version);
+      result.schedules++;
+    }
     return result;
   }
 
@@ -93,7 +106,8 @@ export class StartReconciler {
         try {
           await temporal.ping(2_000);
           const done = await this.reconcileOnce();
-          if (done.alerts || done.watches) log.info(done, 'started missing workflows');
+          if (done.alerts || done.watches || done.schedules)
+            log.info(done, 'started missing workflows');
         } catch (err) {
           log.warn({ err }, 'start reconciler pass failed; retrying');
         }

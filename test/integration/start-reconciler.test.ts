@@ -63,7 +63,7 @@ describe('start reconciler', () => {
     expect(event).toMatchObject({ hitCount: 1, alert: null });
     expect(await pendingAlerts()).toBe(1);
 
-    expect(await up.reconciler.reconcileOnce()).toEqual({ alerts: 1, watches: 0 });
+    expect(await up.reconciler.reconcileOnce()).toEqual({ alerts: 1, watches: 0, schedules: 0 });
     const workflowId = `alert-${String(event!._id)}`;
     await up.temporal.client.workflow.getHandle(workflowId).result();
     expect(receiver.hitsOn(path)).toHaveLength(1);
@@ -73,8 +73,8 @@ describe('start reconciler', () => {
     await up.mongo.db
       .collection('threat_events')
       .updateOne({ _id: event!._id }, { $set: { alertPendingSince: new Date(0) } });
-    expect(await up.reconciler.reconcileOnce()).toEqual({ alerts: 1, watches: 0 });
-    expect(await up.reconciler.reconcileOnce()).toEqual({ alerts: 0, watches: 0 });
+    expect(await up.reconciler.reconcileOnce()).toEqual({ alerts: 1, watches: 0, schedules: 0 });
+    expect(await up.reconciler.reconcileOnce()).toEqual({ alerts: 0, watches: 0, schedules: 0 });
     const deliveries = await up.mongo.db
       .collection('alert_deliveries')
       .countDocuments({ workflowId, outcome: 'delivered' });
@@ -100,12 +100,12 @@ describe('start reconciler', () => {
       .set('X-API-Key', key)
       .expect(404);
 
-    expect(await up.reconciler.reconcileOnce()).toEqual({ alerts: 0, watches: 1 });
+    expect(await up.reconciler.reconcileOnce()).toEqual({ alerts: 0, watches: 1, schedules: 0 });
     await request(up.app)
       .post(`/agent/agents/${agentId}/heartbeat`)
       .set('X-API-Key', key)
       .expect(202);
-    expect(await up.reconciler.reconcileOnce()).toEqual({ alerts: 0, watches: 0 });
+    expect(await up.reconciler.reconcileOnce()).toEqual({ alerts: 0, watches: 0, schedules: 0 });
     await request(up.app).delete(`/agent/agents/${agentId}`).set('X-API-Key', key).expect(204);
   });
 });

@@ -1,5 +1,5 @@
-import { facts, headline } from '../alert-rendering';
-import type { AlertLevel, AlertPayload } from '../payload';
+import { facts, headline, messageParts } from '../alert-rendering';
+import { isWeeklyDigest, type AlertLevel, type AlertPayload, type EventPayload } from '../payload';
 import { commonHeaders, httpProvider } from './provider';
 
 /** PagerDuty's severities for ours: a critical alert pages as critical, the rest less loudly. */
@@ -42,20 +42,22 @@ export function pagerDutyEvent(payload: AlertPayload, routingKey: string, delive
 export const PAGERDUTY_CHANGE_PATH = '/v2/change/enqueue';
 
 /**
- * A channel test as a PagerDuty Events API v2 change event: it shows on the service's timeline and
- * never opens an incident or pages anyone (the spec: a test is never treated as an incident).
+ * A channel test or a weekly digest as a PagerDuty Events API v2 change event: it shows on the
+ * service's timeline and never opens an incident or pages anyone (the spec: a test is never
+ * treated as an incident; a digest is a report, not an incident either).
  */
-export function pagerDutyChangeEvent(payload: AlertPayload, routingKey: string) {
-  const { data } = payload;
+export function pagerDutyChangeEvent(payload: EventPayload, routingKey: string) {
+  const parts = messageParts(payload);
+  const source = isWeeklyDigest(payload) ? 'tripwire' : payload.data.platform || 'tripwire';
   return {
     routing_key: routingKey,
     payload: {
-      summary: headline(payload).slice(0, 1024),
-      source: data.platform || 'tripwire',
-      timestamp: data.triggeredAt,
+      summary: parts.title.slice(0, 1024),
+      source,
+      timestamp: parts.at,
       custom_details: {
-        ...Object.fromEntries(facts(payload)),
-        interpretation: data.interpretation,
+        ...Object.fromEntries(parts.facts),
+        [isWeeklyDigest(payload) ? 'canaries' : 'interpretation']: parts.text,
       },
     },
   };
@@ -66,15 +68,16 @@ export const pagerDutyProvider = httpProvider({
   secretLabel: 'Events API v2 routing key',
   render(alert, channel) {
     if (!channel.secret) throw new Error('a PagerDuty channel has no routing key');
-    if (alert.payload.data.test) {
+    const { payload } = alert;
+    if (isWeeklyDigest(payload) || payload.data.test) {
       return {
-        body: JSON.stringify(pagerDutyChangeEvent(alert.payload, channel.secret)),
+        body: JSON.stringify(pagerDutyChangeEvent(payload, channel.secret)),
         headers: commonHeaders(alert),
         path: PAGERDUTY_CHANGE_PATH,
       };
     }
     return {
-      body: JSON.stringify(pagerDutyEvent(alert.payload, channel.secret, alert.deliveryId)),
+      body: JSON.stringify(pagerDutyEvent(payload, channel.secret, alert.deliveryId)),
       headers: commonHeaders(alert),
     };
   },

@@ -1,14 +1,14 @@
 import type { SafeTarget } from '../address-safety';
 import { httpAttempt, postOnce, type Attempt, type AttemptResult } from '../http-delivery';
-import type { AlertPayload } from '../payload';
+import type { EventPayload } from '../payload';
 
 export const USER_AGENT = 'Service-Webhook/1.0';
 /** Lets receivers drop a delivery they already have (a retry after a lost answer, a resend). */
 export const DELIVERY_ID_HEADER = 'X-Service-Delivery';
 
-/** One alert on its way to one channel, as every attempt sends it. */
+/** One alert (or digest) on its way to one channel, as every attempt sends it. */
 export interface OutgoingAlert {
-  payload: AlertPayload;
+  payload: EventPayload;
   /** The delivery id receivers see: the same on every attempt and on a resend. */
   deliveryId: string;
   /** When this attempt is sent: signatures and their timestamps are made with it. */

@@ -1,13 +1,13 @@
-import { canaryLine, facts, headline } from '../alert-rendering';
-import type { AlertPayload } from '../payload';
+import { messageParts } from '../alert-rendering';
+import type { EventPayload } from '../payload';
 import { commonHeaders, httpProvider } from './provider';
 
 /**
  * A Microsoft Teams "workflows" webhook (Power Automate's "When a Teams webhook request is
  * received"): a message whose one attachment is an Adaptive Card. The URL carries its signature.
  */
-export function teamsMessage(payload: AlertPayload) {
-  const { data } = payload;
+export function teamsMessage(payload: EventPayload) {
+  const parts = messageParts(payload);
   return {
     type: 'message' as const,
     attachments: [
@@ -21,20 +21,20 @@ export function teamsMessage(payload: AlertPayload) {
           body: [
             {
               type: 'TextBlock',
-              text: headline(payload),
+              text: parts.title,
               weight: 'Bolder',
               size: 'Medium',
-              color: data.alertLevel === 'MEDIUM' ? 'Warning' : 'Attention',
+              color: !parts.level ? 'Accent' : parts.level === 'MEDIUM' ? 'Warning' : 'Attention',
               wrap: true,
             },
             {
               type: 'FactSet',
-              facts: facts(payload).map(([title, value]) => ({ title, value })),
+              facts: parts.facts.map(([title, value]) => ({ title, value })),
             },
-            { type: 'TextBlock', text: data.interpretation, wrap: true },
+            { type: 'TextBlock', text: parts.text, wrap: true },
             {
               type: 'TextBlock',
-              text: canaryLine(payload),
+              text: parts.footer,
               isSubtle: true,
               size: 'Small',
               wrap: true,
