@@ -106,11 +106,7 @@ export interface ResendInput extends AlertBase {
 }
 
 export type AlertInput =
-  | ThreatAlertInput
-  | ReadyAlertInput
-  | ChannelTestInput
-  | DigestInput
-  | ResendInput;
+  ThreatAlertInput | ReadyAlertInput | ChannelTestInput | DigestInput | ResendInput;
 
 /** Alerts recover and fail visibly; channel tests and resends answer the person who asked. */
 export const isAlert = (input: AlertInput): input is ThreatAlertInput | ReadyAlertInput =>
