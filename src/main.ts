@@ -28,6 +28,8 @@ async function main(): Promise<void> {
 
   const signer = await loadSigningKey(config, logger);
   const api = createApp({ config, logger, mongo, temporal, signer });
+  // An erasure a crash cut short is finished before any request can reach what it left.
+  await api.erasure.resumeUnfinished();
   const stopCheckpoints = api.checkpoints.run(config.CHECKPOINT_INTERVAL_SECONDS * 1000, logger);
   const server = api.app.listen(config.PORT, config.HOST);
   answerClientErrors(server);
