@@ -8,6 +8,7 @@ import { accountKey } from '../accounts/login-throttle';
 import { retiredRefreshesIndexes, sessionsIndexes } from '../accounts/sessions.repository';
 import type { UsersRepository } from '../accounts/users.repository';
 import { canariesIndexes, canaryTokensIndexes } from '../canaries/canaries.repository';
+import { threatEventsIndexes, threatStormsIndexes } from '../canaries/threats.repository';
 import type { Clock } from '../clock';
 import { EVIDENCE_REMOVED_KIND } from '../evidence/chain-walk';
 import type { DataKeys } from '../evidence/data-keys';
@@ -84,7 +85,7 @@ export class PrivacyErasure {
     await keys.destroy(accountId, now);
     const removed = await this.removeClearRecords(accountId);
     await evidence.forgetPersonal(accountId);
-    await this.deleteCanaryTokens(accountId);
+    await this.deleteKeyedElsewhere(accountId);
     for (const section of ACCOUNT_SECTIONS) {
       if (section.keepOnErasure) continue;
       await db.collection(section.collection).deleteMany({ accountId });
@@ -148,17 +149,30 @@ export class PrivacyErasure {
     return evidence.removeForcibly(accountId, logIds);
   }
 
-  /** The canaries' token digests are keyed by digest, not account: found through the canaries. */
-  private async deleteCanaryTokens(accountId: string): Promise<void> {
+  /**
+   * What is keyed by something else than the account, found through what is: the canaries' token
+   * digests, and the storm windows (keyed by canary and source address) of its threat events.
+   * Before the canaries and events themselves, so a retry still finds them.
+   */
+  private async deleteKeyedElsewhere(accountId: string): Promise<void> {
     const { db } = this.deps;
-    const canaryIds = await db
-      .collection(canariesIndexes.collection)
-      .find({ accountId }, { projection: { _id: 1 } })
-      .map((doc) => doc._id)
-      .toArray();
-    if (!canaryIds.length) return;
-    await db
-      .collection(canaryTokensIndexes.collection)
-      .deleteMany({ canaryId: { $in: canaryIds } });
+    const idsOf = (collection: string) =>
+      db
+        .collection(collection)
+        .find({ accountId }, { projection: { _id: 1 } })
+        .map((doc) => doc._id)
+        .toArray();
+    const canaryIds = await idsOf(canariesIndexes.collection);
+    if (canaryIds.length) {
+      await db
+        .collection(canaryTokensIndexes.collection)
+        .deleteMany({ canaryId: { $in: canaryIds } });
+    }
+    const eventIds = await idsOf(threatEventsIndexes.collection);
+    if (eventIds.length) {
+      await db
+        .collection(threatStormsIndexes.collection)
+        .deleteMany({ threatEventId: { $in: eventIds } });
+    }
   }
 }
