@@ -65,6 +65,21 @@ export class PrivacyErasure {
     return this.finish(user.id);
   }
 
+  /**
+   * From start, every `intervalMs`: an erasure a failure cut short in a running process (its
+   * sessions may be gone already, so its owner cannot ask again) is finished without a restart.
+   * Steps are idempotent, so replicas running this at once do no harm. Returns a stop.
+   */
+  resumeEvery(intervalMs: number): () => void {
+    const timer = setInterval(() => {
+      this.resumeUnfinished().catch((err: unknown) =>
+        this.deps.logger.error({ err }, 'could not finish an account erasure (tried again later)'),
+      );
+    }, intervalMs);
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
   /** Finishes the erasures a crash left part-way; run at start. */
   async resumeUnfinished(): Promise<number> {
     const unfinished = await this.deps.users.erasing();
