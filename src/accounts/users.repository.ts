@@ -35,6 +35,8 @@ export const usersIndexes: CollectionIndexes = {
   indexes: [
     { key: { email: 1 }, name: 'email_unique', unique: true },
     { key: { communitySharing: 1 }, name: 'community_sharing', sparse: true },
+    // Erasures not finished (a crash part-way), looked for at start and every minute.
+    { key: { erasingAt: 1 }, name: 'erasing', sparse: true },
   ],
 };
 
@@ -142,7 +144,7 @@ export class UsersRepository {
   /** Accounts whose erasure was asked for and not finished (a crash part-way). */
   async erasing(): Promise<string[]> {
     const docs = await this.users
-      .find({ erasingAt: { $exists: true } }, { projection: { _id: 1 } })
+      .find({ erasingAt: { $gt: new Date(0) } }, { projection: { _id: 1 } })
       .toArray();
     return docs.map((doc) => doc._id);
   }

@@ -105,8 +105,10 @@ export class PrivacyErasure {
       if (section.keepOnErasure) continue;
       await db.collection(section.collection).deleteMany({ accountId });
     }
+    // A range on `_id`: every counter of the account begins with its prefix.
+    const prefix = counterKeyPrefix(accountId);
     await db.collection(countersIndexes.collection).deleteMany({
-      _id: { $regex: `^${counterKeyPrefix(accountId)}` } as never,
+      _id: { $gte: prefix, $lt: `${prefix}\uffff` } as never,
     });
     if (user) {
       // Sign-in bookkeeping is keyed by a digest of the email, which only the account still holds.
@@ -171,19 +173,21 @@ export class PrivacyErasure {
    */
   private async deleteKeyedElsewhere(accountId: string): Promise<void> {
     const { db } = this.deps;
-    const idsOf = (collection: string) =>
-      db
-        .collection(collection)
-        .find({ accountId }, { projection: { _id: 1 } })
-        .map((doc) => doc._id)
-        .toArray();
-    const canaryIds = await idsOf(canariesIndexes.collection);
-    if (canaryIds.length) {
+    const digests = await db
+      .collection<{ tokenDigests: string[] }>(canariesIndexes.collection)
+      .find({ accountId }, { projection: { tokenDigests: 1 } })
+      .toArray();
+    const tokens = digests.flatMap((canary) => canary.tokenDigests ?? []);
+    if (tokens.length) {
       await db
         .collection(canaryTokensIndexes.collection)
-        .deleteMany({ canaryId: { $in: canaryIds } });
+        .deleteMany({ _id: { $in: tokens } as never });
     }
-    const eventIds = await idsOf(threatEventsIndexes.collection);
+    const eventIds = await db
+      .collection(threatEventsIndexes.collection)
+      .find({ accountId }, { projection: { _id: 1 } })
+      .map((doc) => doc._id)
+      .toArray();
     if (eventIds.length) {
       await db
         .collection(threatStormsIndexes.collection)

@@ -3,6 +3,7 @@ import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { text } from 'node:stream/consumers';
+import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { BSON } from 'mongodb';
 import request from 'supertest';
@@ -11,14 +12,20 @@ import { DataKeys } from '../../src/evidence/data-keys';
 import { EvidenceRepository } from '../../src/evidence/evidence.repository';
 import { exportEvidence } from '../../src/evidence/export/evidence-export';
 import { EvidenceLog } from '../../src/evidence/log/evidence-log';
-import { verifierKey } from '../../src/evidence/log/signed-note';
+import { generateSigner, verifierKey } from '../../src/evidence/log/signed-note';
 import { contentHash, SEAL_ALGORITHM } from '../../src/evidence/seal';
 import { ERASE_CONFIRMATION } from '../../src/privacy/privacy.routes';
 import { createKey, PASSWORD, signUpAndLogIn, type SignedIn } from '../support/accounts';
 import { createTestApp, testConfig, type TestApp } from '../support/test-app';
+import { freePort, spawnManaged, type ManagedProcess } from '../../tools/stack';
 
 const run = promisify(execFile);
+// Each case runs the offline verifier as a child process (tsx) and waits for the hit journal to
+// drain, seconds each, many more on a loaded machine.
+jest.setTimeout(240_000);
 let t: TestApp;
+/** The log's key, also handed to the API processes the kill test starts. */
+const logKey = generateSigner('tripwire.test/evidence');
 let dir: string;
 let vkeyFile: string;
 const as = (who: SignedIn) => ({ Authorization: `Bearer ${who.token}` });
@@ -26,7 +33,7 @@ const ERASE = { password: PASSWORD, confirm: ERASE_CONFIRMATION };
 
 beforeAll(async () => {
   // One proxy hop: the canary hit's source is the address the test names, the user's own.
-  t = await createTestApp({ config: testConfig({ TRUST_PROXY: '1' }) });
+  t = await createTestApp({ config: testConfig({ TRUST_PROXY: '1' }), signer: logKey.signer });
   // As the API runs it: the journal's passes seal and delete settled segments.
   t.tripwires.startReplay();
   dir = await mkdtemp(join(tmpdir(), 'privacy-erase-'));
@@ -389,5 +396,93 @@ describe('POST /api/privacy/erase', () => {
       expect(left).not.toContain(value);
     }
     expect((await verifyCli(await exportOf(who.userId))).code).toBe(0);
+  });
+
+  /** The real API (`tsx src/main.ts`) on this test's database, once it answers. */
+  async function startApi(): Promise<{ url: string; process: ManagedProcess }> {
+    const port = await freePort();
+    const lines: string[] = [];
+    const proc = spawnManaged(resolve('node_modules/.bin/tsx'), ['src/main.ts'], {
+      env: {
+        ...process.env,
+        NODE_ENV: 'test',
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        DECOY_SMTP_PORT: '0',
+        MONGODB_DB: t.config.MONGODB_DB,
+        TEMPORAL_TASK_QUEUE: t.config.TEMPORAL_TASK_QUEUE,
+        TRIPWIRE_JOURNAL_DIR: t.config.TRIPWIRE_JOURNAL_DIR,
+        EVIDENCE_SIGNING_KEY: logKey.skey,
+        LOG_LEVEL: 'info',
+      },
+      onLine: (line) => lines.push(line),
+    });
+    const url = `http://127.0.0.1:${port}`;
+    const deadline = Date.now() + 90_000;
+    while (
+      !(await fetch(`${url}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      ))
+    ) {
+      if (Date.now() > deadline || proc.child.exitCode !== null) {
+        throw new Error(`API on ${port} did not start:\n${lines.slice(-20).join('\n')}`);
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    return { url, process: proc };
+  }
+
+  it('when the API is SIGKILLed inside an erasure, then the next start finishes it', async () => {
+    const other = await signUpAndLogIn(t.app);
+    const { who, values } = await accountWithData(4, other);
+    const first = await startApi();
+    const users = t.mongo.db.collection('users');
+    let killedMidway = false;
+    try {
+      void fetch(`${first.url}/api/privacy/erase`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...as(who) },
+        body: JSON.stringify(ERASE),
+      }).catch(() => undefined); // the connection dies with the process
+      const deadline = Date.now() + 60_000;
+      while (!(await users.findOne({ _id: who.userId as never, erasingAt: { $exists: true } }))) {
+        if (Date.now() > deadline) throw new Error('the erasure never started');
+      }
+      first.process.child.kill('SIGKILL');
+      await first.process.exited;
+      killedMidway = (await users.countDocuments({ _id: who.userId as never })) === 1;
+    } finally {
+      await first.process.stop();
+    }
+    const second = await startApi();
+    try {
+      // The start finishes it before it listens: nothing of the account is left once it answers.
+      expect(await users.countDocuments({ _id: who.userId as never })).toBe(0);
+      await journalForgets([values.ip]);
+      const left = await everythingStored();
+      for (const value of [
+        who.email,
+        values.ip,
+        values.userAgent,
+        values.legacyIp,
+        values.channelUrl,
+      ]) {
+        expect(left).not.toContain(value);
+      }
+      expect(await verifyCli(await exportOf(who.userId))).toEqual({
+        code: 0,
+        out: expect.stringMatching(/^VERIFIED: /),
+      });
+      const login = await fetch(`${second.url}/api/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: who.email, password: PASSWORD }),
+      });
+      expect(login.status).toBe(401);
+    } finally {
+      await second.process.stop();
+    }
+    console.log(`SIGKILL landed ${killedMidway ? 'inside the erasure' : 'after it had finished'}`);
   });
 });
