@@ -69,6 +69,9 @@ import { CommunityIndicators } from './community/community-indicators';
 import { AdminService } from './admin/admin.service';
 import { PrivacyExport } from './privacy/privacy-export';
 import { WeeklySettingsRepository } from './weekly/weekly-settings.repository';
+import { deleteWeeklySchedule } from './weekly/weekly-schedules';
+import { PrivacyErasure } from './privacy/privacy-erase';
+import { DataKeys } from './evidence/data-keys';
 
 export interface AppDeps {
   config: Config;
@@ -114,6 +117,8 @@ export interface Api {
   checkpoints: Checkpoints;
   /** Starts the workflows whose start Temporal missed; the entry point runs it (tests call a pass). */
   reconciler: StartReconciler;
+  /** Account erasures: the entry point finishes those a crash left part-way. */
+  erasure: PrivacyErasure;
   /** Writes what background writers still hold (key-use audit trail, tripwire hits): call on shutdown. */
   flush(): Promise<void>;
 }
@@ -170,8 +175,20 @@ export function createApp({
     witnesses: parseWitnesses(config.EVIDENCE_WITNESSES),
     log: logger,
   });
-  const store = new EvidenceStore(mongo.db, clock, log.leaves);
-  const evidence = new EvidenceRepository(mongo.db);
+  const dataKeys = new DataKeys(mongo.db);
+  const store = new EvidenceStore(mongo.db, clock, log.leaves, dataKeys);
+  const evidence = new EvidenceRepository(mongo.db, dataKeys);
+  const erasure = new PrivacyErasure({
+    db: mongo.db,
+    users,
+    auth,
+    keys: dataKeys,
+    evidence,
+    store,
+    clock,
+    logger,
+    forgetSchedules: (accountId) => deleteWeeklySchedule(temporal, accountId),
+  });
   const evidenceService = new EvidenceService(evidence, log);
   const audit = new AuditTrail(store, evidence);
   const trail = new AuditTrailWriter(audit, logger);
@@ -291,7 +308,7 @@ export function createApp({
       }),
       users,
     },
-    privacy: { exporter: new PrivacyExport(mongo.db), clock },
+    privacy: { exporter: new PrivacyExport(mongo.db, evidence), erasure, clock },
   });
   const authenticate: Record<Auth, RequestHandler[]> = {
     none: [],
@@ -332,6 +349,7 @@ export function createApp({
     canaries,
     shield,
     checkpoints: log.checkpoints,
+    erasure,
     reconciler: new StartReconciler({
       threats,
       agents,

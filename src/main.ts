@@ -11,6 +11,9 @@ import { logUnhandledRejections } from './unhandled-rejections';
 import { createTemporal } from './temporal/client';
 import { startTracing } from './tracing';
 
+/** How often an erasure that failed part-way in this process is tried again. */
+const ERASURE_RETRY_MS = 60_000;
+
 /** API composition root: config → logger → MongoDB → Temporal client → app → listen. */
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
@@ -28,6 +31,9 @@ async function main(): Promise<void> {
 
   const signer = await loadSigningKey(config, logger);
   const api = createApp({ config, logger, mongo, temporal, signer });
+  // An erasure a crash cut short is finished before any request can reach what it left.
+  await api.erasure.resumeUnfinished();
+  const stopErasures = api.erasure.resumeEvery(ERASURE_RETRY_MS);
   const stopCheckpoints = api.checkpoints.run(config.CHECKPOINT_INTERVAL_SECONDS * 1000, logger);
   const server = api.app.listen(config.PORT, config.HOST);
   answerClientErrors(server);
@@ -39,6 +45,7 @@ async function main(): Promise<void> {
 
   const shutdown = (signal: string) => {
     logger.info({ signal }, 'shutting down');
+    stopErasures();
     server.close(() => {
       void Promise.all([listeners.close(), api.reconciler.stop(), stopCheckpoints()])
         .then(() => api.flush())

@@ -144,6 +144,9 @@ export class AuthService {
         'This account is disabled: ask the operator of this service',
       );
     }
+    if (user.erasingAt) {
+      throw new DomainError('forbidden', 'This account is being erased at its own request');
+    }
     const now = this.deps.clock();
     if (verification.outdated) {
       await users.setPasswordHash(user.id, await hasher.hash(password), now, user.passwordHash);
@@ -189,7 +192,24 @@ export class AuthService {
     next: string,
     source: string | undefined,
   ): Promise<void> {
-    const { users, hasher, throttle, sessions, clock } = this.deps;
+    const { users, hasher, sessions, clock } = this.deps;
+    const user = await this.confirmPassword(principal, current, 'current_password', source);
+    await users.setPasswordHash(user.id, await hasher.hash(next), clock());
+    await sessions.deleteAllOf(user.id, principal.sessionId);
+  }
+
+  /**
+   * The session's account, once `password` is its password: asked again before what a stolen
+   * session token alone must not do, and throttled like a sign in (no password-guessing oracle).
+   * `field` names the body field in the refusal.
+   */
+  async confirmPassword(
+    principal: SessionPrincipal,
+    password: string,
+    field: string,
+    source: string | undefined,
+  ): Promise<User> {
+    const { users, hasher, throttle } = this.deps;
     const user = await users.findById(principal.userId);
     if (!user) {
       throw new DomainError('unauthenticated', 'The account of this session no longer exists');
@@ -198,14 +218,13 @@ export class AuthService {
     const throttled = () => throttle.check(who);
     await throttle.attempt(who, async () => {
       await throttled();
-      if (!(await hasher.verify(current, user.passwordHash, { whenItsTurn: throttled })).valid) {
+      if (!(await hasher.verify(password, user.passwordHash, { whenItsTurn: throttled })).valid) {
         await throttle.failed(who);
-        throw new DomainError('forbidden', 'current_password: does not match the account password');
+        throw new DomainError('forbidden', `${field}: does not match the account password`);
       }
       await throttle.succeeded(who);
     });
-    await users.setPasswordHash(user.id, await hasher.hash(next), clock());
-    await sessions.deleteAllOf(user.id, principal.sessionId);
+    return user;
   }
 
   async logout(credentials: { token?: string; refreshToken?: string }): Promise<void> {

@@ -11,7 +11,11 @@ export interface Invite {
 
 type InviteDoc = Omit<Invite, 'codeHash'> & { _id: string };
 
-export const invitesIndexes: CollectionIndexes = { collection: 'invites', indexes: [] };
+export const invitesIndexes: CollectionIndexes = {
+  collection: 'invites',
+  // An erasure's lookup of invitations still open for the account's email.
+  indexes: [{ key: { email: 1 }, name: 'email' }],
+};
 
 export class InvitesRepository {
   private readonly invites: Collection<InviteDoc>;

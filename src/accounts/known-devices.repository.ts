@@ -13,7 +13,8 @@ interface KnownDeviceDoc {
 /** Read and written by `_id` only: no further index. */
 export const knownDevicesIndexes: CollectionIndexes = {
   collection: 'known_devices',
-  indexes: [],
+  // An erasure's lookup of the devices that signed in to the account.
+  indexes: [{ key: { account: 1 }, name: 'account' }],
 };
 
 export class KnownDevicesRepository {

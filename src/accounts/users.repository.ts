@@ -16,6 +16,8 @@ export interface User {
   role?: UserRole;
   /** Disabled by an operator: no sign-in, no session, no API key works until re-enabled. */
   disabledAt?: Date | null;
+  /** Erasure asked for (POST /api/privacy/erase): no sign in; finished on retry or at start. */
+  erasingAt?: Date;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -33,6 +35,8 @@ export const usersIndexes: CollectionIndexes = {
   indexes: [
     { key: { email: 1 }, name: 'email_unique', unique: true },
     { key: { communitySharing: 1 }, name: 'community_sharing', sparse: true },
+    // Erasures not finished (a crash part-way), looked for at start and every minute.
+    { key: { erasingAt: 1 }, name: 'erasing', sparse: true },
   ],
 };
 
@@ -127,6 +131,27 @@ export class UsersRepository {
 
   async setDisabled(userId: string, disabledAt: Date | null, now: Date): Promise<User | null> {
     return this.set(userId, { disabledAt }, now);
+  }
+
+  /** The first step of an erasure: kept when it was already marked (a retry). */
+  async markErasing(userId: string, now: Date): Promise<void> {
+    await this.users.updateOne(
+      { _id: userId, erasingAt: { $exists: false } },
+      { $set: { erasingAt: now } },
+    );
+  }
+
+  /** Accounts whose erasure was asked for and not finished (a crash part-way). */
+  async erasing(): Promise<string[]> {
+    const docs = await this.users
+      .find({ erasingAt: { $gt: new Date(0) } }, { projection: { _id: 1 } })
+      .toArray();
+    return docs.map((doc) => doc._id);
+  }
+
+  /** The last step of an erasure. */
+  async remove(userId: string): Promise<void> {
+    await this.users.deleteOne({ _id: userId });
   }
 
   /**

@@ -91,7 +91,11 @@ export const threatHitsIndexes: CollectionIndexes = {
   collection: 'threat_hits',
   indexes: [{ key: { accountId: 1, at: -1 }, name: 'account_newest_first' }],
 };
-export const threatStormsIndexes: CollectionIndexes = { collection: 'threat_storms', indexes: [] };
+export const threatStormsIndexes: CollectionIndexes = {
+  collection: 'threat_storms',
+  // An erasure's lookup of its events' storm windows (their ids hold the source address).
+  indexes: [{ key: { threatEventId: 1 }, name: 'threat_event' }],
+};
 
 export interface Page {
   canaryId?: string;

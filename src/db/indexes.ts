@@ -5,6 +5,7 @@ import { retiredRefreshesIndexes, sessionsIndexes } from '../accounts/sessions.r
 import { usersIndexes } from '../accounts/users.repository';
 import { apiKeysIndexes, keySlotsIndexes } from '../keys/api-keys.repository';
 import { evidenceIndexes } from '../evidence/evidence.repository';
+import { dataKeysIndexes } from '../evidence/data-keys';
 import { checkpointsIndexes } from '../evidence/log/checkpoints';
 import { signerLeaseIndexes } from '../evidence/log/signer-lease';
 import { leavesIndexes } from '../evidence/log/log-leaves';
@@ -34,6 +35,7 @@ export const ALL_INDEXES: readonly CollectionIndexes[] = [
   apiKeysIndexes,
   keySlotsIndexes,
   evidenceIndexes,
+  dataKeysIndexes,
   leavesIndexes,
   nodesIndexes,
   checkpointsIndexes,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { EvidenceRecord } from './evidence.repository';
+import { openingView, type Opening } from './personal-fields';
 import { SEAL_ALGORITHM } from './seal';
 
 /** Every field the content hash covers, so anyone can recompute it (see seal.ts). */
@@ -12,10 +13,18 @@ export const exportedRecordView = z.object({
   content_hash: z.string().nullable(),
   algorithm: z.literal(SEAL_ALGORITHM).nullable(),
   data: z.record(z.string(), z.unknown()),
+  /**
+   * The personal values `data` holds as salted digests, with their salts (anyone can check them
+   * against the digests); empty once the account they belong to is erased.
+   */
+  personal: z.array(openingView).default([]),
 });
 
 /** One record as exported and as the console lists it. */
-export function exportedRecord(record: EvidenceRecord): z.output<typeof exportedRecordView> {
+export function exportedRecord(
+  record: EvidenceRecord,
+  personal: Opening[] = [],
+): z.output<typeof exportedRecordView> {
   return {
     log_id: record.id,
     seq: record.seq,
@@ -25,5 +34,6 @@ export function exportedRecord(record: EvidenceRecord): z.output<typeof exported
     content_hash: record.contentHash ?? null,
     algorithm: record.algorithm ?? null,
     data: record.data,
+    personal,
   };
 }

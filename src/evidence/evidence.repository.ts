@@ -1,5 +1,7 @@
 import type { Collection, Db, Filter } from 'mongodb';
 import type { CollectionIndexes } from '../db/mongo';
+import { DataKeys, type StoredOpening } from './data-keys';
+import { withOpenings, type Opening } from './personal-fields';
 import { SEAL_ALGORITHM, type JsonObject } from './seal';
 
 /** A record as stored. `contentHash` is absent only on records written before sealing existed. */
@@ -12,7 +14,10 @@ export interface EvidenceRecord {
   prevHash: string | null;
   /** The predecessor's log id: not sealed (prevHash is), a pointer so checks read by `_id`. */
   prevLogId: string | null;
+  /** As sealed: personal values are salted digests; `personal` holds them, outside the hash. */
   data: JsonObject;
+  /** The personal values, each encrypted under its subject's data key; erasure removes them. */
+  personal?: StoredOpening[];
   contentHash?: string;
   algorithm?: typeof SEAL_ALGORITHM;
   /** The record's index in the Merkle log, on records as the store answers a write (not stored). */
@@ -43,6 +48,8 @@ export const evidenceIndexes: CollectionIndexes = {
     { key: { accountId: 1, seq: 1 }, name: 'account_seq_unique', unique: true },
     // The public hash check's lookup.
     { key: { contentHash: 1 }, name: 'content_hash' },
+    // An erasure's lookup of the values it is the subject of in other accounts' logs.
+    { key: { 'personal.subject': 1 }, name: 'personal_subject', sparse: true },
   ],
 };
 
@@ -53,9 +60,10 @@ export function toRecord({ _id, ...rest }: EvidenceDoc): EvidenceRecord {
 }
 
 /**
- * Reads of the evidence log, and its one removal: records are appended only by EvidenceStore and
- * never updated; the only delete is the forced removal of a honeypot trap's hits or a rag
- * document's leak records, which only a console session may ask for (evidence-protection.ts).
+ * Reads of the evidence log, and its removals: records are appended only by EvidenceStore and
+ * their sealed fields never change; the only delete is the forced removal of a honeypot trap's
+ * hits or a rag document's leak records, which only a console session may ask for
+ * (evidence-protection.ts), and the only update an erasure's removal of personal values.
  * Single-record reads go by `_id`; range reads (export, chain check, trail) use the
  * (account, sequence) index.
  */
@@ -63,9 +71,23 @@ export class EvidenceRepository {
   private readonly records: Collection<EvidenceDoc>;
   private readonly heads: Collection<ChainHeadDoc>;
 
-  constructor(db: Db) {
+  constructor(
+    db: Db,
+    private readonly keys = new DataKeys(db),
+  ) {
     this.records = db.collection<EvidenceDoc>(evidenceIndexes.collection);
     this.heads = db.collection<ChainHeadDoc>(chainHeadsIndexes.collection);
+  }
+
+  /** The record's personal values with their salts, while their keys exist. */
+  openings(record: EvidenceRecord): Promise<Opening[]> {
+    return this.keys.open(record.id, record.personal);
+  }
+
+  /** The record as its owner reads it (personal values in place): for display, not for hashing. */
+  async readable(record: EvidenceRecord): Promise<EvidenceRecord> {
+    if (!record.personal?.length) return record;
+    return { ...record, data: withOpenings(record.data, await this.openings(record)) };
   }
 
   /**
@@ -100,6 +122,22 @@ export class EvidenceRepository {
 
   countUpTo(accountId: string, seq: number): Promise<number> {
     return this.records.countDocuments({ accountId, seq: { $lte: seq } });
+  }
+
+  /**
+   * Erasure (privacy-erase.ts): the encrypted personal values of the account, in its own log and
+   * wherever it is the subject in another's, are removed. Sealed fields are never touched, so
+   * every hash still holds; the values were unreadable already once the account's key was gone.
+   */
+  async forgetPersonal(accountId: string): Promise<void> {
+    await this.records.updateMany(
+      { accountId, personal: { $exists: true } },
+      { $unset: { personal: '' } },
+    );
+    await this.records.updateMany(
+      { 'personal.subject': accountId },
+      { $pull: { personal: { subject: accountId } } },
+    );
   }
 
   /** Forced removal (see above). */

@@ -13,7 +13,9 @@ import {
   type EvidenceDoc,
   type EvidenceRecord,
 } from './evidence.repository';
+import { DataKeys, type StoredOpening } from './data-keys';
 import { LeafLog } from './log/log-leaves';
+import { commitPersonal } from './personal-fields';
 import { contentHash, SEAL_ALGORITHM, toJsonObject, type JsonObject } from './seal';
 
 export interface EvidenceInput {
@@ -32,7 +34,9 @@ interface Head {
 interface Pending {
   logId: string;
   kind: string;
+  /** As sealed: personal values replaced by their digests (personal-fields.ts). */
   data: JsonObject;
+  personal: StoredOpening[];
 }
 
 const MAX_ATTEMPTS = 20;
@@ -65,6 +69,7 @@ export class EvidenceStore {
     private readonly clock: Clock,
     /** The Merkle log; the benchmark's baseline passes one that appends nothing. */
     private readonly log: Pick<LeafLog, 'append'> = new LeafLog(journaled(db)),
+    private readonly keys = new DataKeys(db),
   ) {
     // Sealed records, their leaves and heads are on disk before a write is acknowledged.
     this.records = journaled(db).collection<EvidenceDoc>(evidenceIndexes.collection);
@@ -80,11 +85,18 @@ export class EvidenceStore {
   async appendMany(accountId: string, inputs: readonly EvidenceInput[]): Promise<EvidenceRecord[]> {
     if (!inputs.length) return [];
     // Converted here, so an input that is not JSON fails alone rather than its whole batch.
-    const pending = inputs.map((input) => ({
-      logId: input.logId ?? newTimeOrderedId('evd'),
-      kind: input.kind,
-      data: toJsonObject(input.data),
-    }));
+    const pending = await Promise.all(
+      inputs.map(async (input): Promise<Pending> => {
+        const logId = input.logId ?? newTimeOrderedId('evd');
+        const { sealed, openings } = commitPersonal(
+          accountId,
+          input.kind,
+          toJsonObject(input.data),
+        );
+        const personal = await this.keys.seal(logId, openings);
+        return { logId, kind: input.kind, data: sealed, personal };
+      }),
+    );
     return this.batches.submit(accountId, pending);
   }
 
@@ -165,7 +177,7 @@ export class EvidenceStore {
 
 function chain(accountId: string, head: Head, pending: Pending[], sealedAt: Date): EvidenceDoc[] {
   let previous = head;
-  return pending.map(({ logId, kind, data }) => {
+  return pending.map(({ logId, kind, data, personal }) => {
     const seq = previous.seq + 1;
     const prevHash = previous.hash;
     const hash = contentHash({ logId, accountId, seq, kind, sealedAt, prevHash, data });
@@ -180,6 +192,7 @@ function chain(accountId: string, head: Head, pending: Pending[], sealedAt: Date
       data,
       contentHash: hash,
       algorithm: SEAL_ALGORITHM,
+      ...(personal.length && { personal }),
     };
     previous = { seq, hash, logId };
     return doc;

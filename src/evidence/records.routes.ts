@@ -67,8 +67,9 @@ export const recordsOperations = [
         limit: query.limit,
         beforeSeq: continueBelow(query),
       });
+      const openings = await Promise.all(records.map((record) => evidence.openings(record)));
       return {
-        records: records.map(exportedRecord),
+        records: records.map((record, i) => exportedRecord(record, openings[i])),
         next_cursor: seqCursor(nextBefore),
         next_before: nextBefore,
       };

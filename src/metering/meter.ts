@@ -48,13 +48,17 @@ const windowsAt = (now: Date) => ({
   minute: minuteWindow(now),
 });
 
+/** How every counter of one account begins (an erasure deletes them by it). */
+export const counterKeyPrefix = (accountId: string) => `${accountId}:`;
+
 /** Where one account's action is counted in those windows. */
 function keysOf(
   accountId: string,
   action: MeteredAction,
   { month, day, minute }: ReturnType<typeof windowsAt>,
 ): WindowKeys {
-  return { counter: `${accountId}:${action}`, month: month.key, day: day.key, minute: minute.key };
+  const counter = `${counterKeyPrefix(accountId)}${action}`;
+  return { counter, month: month.key, day: day.key, minute: minute.key };
 }
 
 /**

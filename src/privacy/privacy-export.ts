@@ -7,24 +7,42 @@ import { deliveriesIndexes } from '../alerts/deliveries.repository';
 import { canariesIndexes } from '../canaries/canaries.repository';
 import { threatEventsIndexes, threatHitsIndexes } from '../canaries/threats.repository';
 import { usersIndexes } from '../accounts/users.repository';
-import { evidenceIndexes } from '../evidence/evidence.repository';
+import {
+  evidenceIndexes,
+  toRecord,
+  type EvidenceDoc,
+  type EvidenceRepository,
+} from '../evidence/evidence.repository';
 import { trapsIndexes } from '../honeypot/traps.repository';
 import { apiKeysIndexes } from '../keys/api-keys.repository';
 import { ragDocumentsIndexes } from '../rag/documents.repository';
+import { weeklySettingsIndexes } from '../weekly/weekly-settings.repository';
 
 export const EXPORT_FORMAT = 'tripwire-privacy-export/1';
 
 interface Section {
   name: string;
   collection: string;
+  /** Kept by an erasure: the sealed log (its personal values are shredded instead). */
+  keepOnErasure?: true;
   /** The order of the account's index, so the read walks it. */
   sort: Record<string, 1 | -1>;
   /** Stored fields never exported: credentials' digests and channel secrets. */
   omit?: string[];
+  /** The field holding the account id, when it is the document's own `_id` (one per account). */
+  accountField?: '_id';
 }
 
-/** Everything held per account, each read through its `accountId` index, in the index's order. */
-const SECTIONS: readonly Section[] = [
+/** The section's documents of one account. */
+export const sectionFilter = (section: Section, accountId: string): Document => ({
+  [section.accountField ?? 'accountId']: accountId,
+});
+
+/**
+ * Everything held per account, each read through its account index, in the index's order;
+ * exported as it is, and deleted by an erasure (privacy-erase.ts).
+ */
+export const ACCOUNT_SECTIONS: readonly Section[] = [
   {
     name: 'api_keys',
     collection: apiKeysIndexes.collection,
@@ -48,10 +66,21 @@ const SECTIONS: readonly Section[] = [
   { name: 'agents', collection: agentsIndexes.collection, sort: { createdAt: -1 } },
   { name: 'honeypot_traps', collection: trapsIndexes.collection, sort: { createdAt: -1 } },
   { name: 'rag_documents', collection: ragDocumentsIndexes.collection, sort: { createdAt: -1 } },
-  { name: 'evidence', collection: evidenceIndexes.collection, sort: { seq: 1 } },
+  {
+    name: 'weekly_digest',
+    collection: weeklySettingsIndexes.collection,
+    sort: { _id: 1 },
+    accountField: '_id',
+  },
+  {
+    name: 'evidence',
+    collection: evidenceIndexes.collection,
+    sort: { seq: 1 },
+    keepOnErasure: true,
+  },
 ];
 
-export const SECTION_NAMES = SECTIONS.map((section) => section.name);
+export const SECTION_NAMES = ACCOUNT_SECTIONS.map((section) => section.name);
 
 const ACCOUNT_OMIT = ['passwordHash'];
 
@@ -65,7 +94,16 @@ function exported({ _id, ...rest }: Document, omit: readonly string[] = []): Doc
  * record as the database cursors give them, so an account of any size is never held in memory.
  */
 export class PrivacyExport {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly evidence: EvidenceRepository,
+  ) {}
+
+  /** A sealed record with its personal values decrypted (salts too, so they can be checked). */
+  private async revealed(doc: Document): Promise<Document> {
+    const personal = await this.evidence.openings(toRecord(doc as EvidenceDoc));
+    return { ...doc, personal };
+  }
 
   /** False when the account does not exist (nothing written). */
   async write(accountId: string, now: Date, out: Writable): Promise<boolean> {
@@ -79,11 +117,16 @@ export class PrivacyExport {
     await write(
       `{"format":${JSON.stringify(EXPORT_FORMAT)},"exported_at":${JSON.stringify(now.toISOString())},"account":${JSON.stringify(exported(account, ACCOUNT_OMIT))}`,
     );
-    for (const section of SECTIONS) {
+    for (const section of ACCOUNT_SECTIONS) {
       await write(`,${JSON.stringify(section.name)}:[`);
-      const cursor = this.db.collection(section.collection).find({ accountId }).sort(section.sort);
+      const cursor = this.db
+        .collection(section.collection)
+        .find(sectionFilter(section, accountId))
+        .sort(section.sort);
       let first = true;
-      for await (const doc of cursor) {
+      for await (const stored of cursor) {
+        const sealed = section.collection === evidenceIndexes.collection;
+        const doc = sealed ? await this.revealed(stored) : stored;
         await write(`${first ? '' : ','}${JSON.stringify(exported(doc, section.omit))}`);
         first = false;
       }

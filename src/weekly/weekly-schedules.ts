@@ -7,7 +7,7 @@ import {
   type ScheduleOptions,
 } from '@temporalio/client';
 import { DomainError } from '../errors';
-import type { Temporal } from '../temporal/client';
+import { START_DEADLINE_MS, type Temporal } from '../temporal/client';
 import { WEEKLY_DIGEST_EVENT } from '../alerts/payload';
 import type { weeklyDigestWorkflow } from '../../workflows';
 import { searchAttributes, type WeeklyDigestInput } from '../../workflows/shared';
@@ -93,6 +93,17 @@ export async function syncWeeklySchedule(
       // Made by another request in between: update that one instead, once.
       if (!(err instanceof ScheduleAlreadyRunning) || tries > 0) throw err;
     }
+  }
+}
+
+/** Deletes the account's Schedule, if it has one (its account is erased). */
+export async function deleteWeeklySchedule(temporal: Temporal, accountId: string): Promise<void> {
+  try {
+    await temporal.client.withDeadline(Date.now() + START_DEADLINE_MS, () =>
+      temporal.client.schedule.getHandle(weeklyScheduleId(accountId)).delete(),
+    );
+  } catch (err) {
+    if (!(err instanceof ScheduleNotFoundError)) throw err;
   }
 }
 

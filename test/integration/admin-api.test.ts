@@ -1,5 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import request from 'supertest';
+import {
+  EvidenceRepository,
+  toRecord,
+  type EvidenceDoc,
+} from '../../src/evidence/evidence.repository';
 import { createKey, PASSWORD, signUpAndLogIn, type SignedIn } from '../support/accounts';
 import { createTestApp, type TestApp } from '../support/test-app';
 
@@ -19,8 +24,15 @@ function setRole(who: string, role: string) {
 
 const asKey = (key: string) => ({ 'X-API-Key': key });
 const asSession = (who: SignedIn) => ({ Authorization: `Bearer ${who.token}` });
-const sealed = (accountId: string, kind: string) =>
-  t.mongo.db.collection('evidence').find({ accountId, kind }).toArray();
+/** The account's sealed records of a kind, as their owner reads them (personal values in place). */
+async function sealed(accountId: string, kind: string) {
+  const docs = await t.mongo.db
+    .collection<EvidenceDoc>('evidence')
+    .find({ accountId, kind })
+    .toArray();
+  const evidence = new EvidenceRepository(t.mongo.db);
+  return Promise.all(docs.map((doc) => evidence.readable(toRecord(doc))));
+}
 
 beforeAll(async () => {
   t = await createTestApp();

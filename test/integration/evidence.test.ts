@@ -355,6 +355,7 @@ describe('GET /audit/export/<user_id>', () => {
       content_hash: records[2]!.contentHash,
       algorithm: 'sha256-jcs',
       data: { note: 'n2', i: 2 },
+      personal: [],
       leaf_index: expect.any(Number),
       promise: expect.stringMatching(/^tripwire-evidence\/inclusion-promise\/v1\n/),
       inclusion_proof: expect.any(Array),

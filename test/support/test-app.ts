@@ -17,6 +17,7 @@ import { createTemporal, type Temporal } from '../../src/temporal/client';
 import type { Checkpoints } from '../../src/evidence/log/checkpoints';
 import { generateSigner, type NoteSigner } from '../../src/evidence/log/signed-note';
 import type { StartReconciler } from '../../src/temporal/start-reconciler';
+import type { PrivacyErasure } from '../../src/privacy/privacy-erase';
 
 export interface TestApp {
   app: Express;
@@ -31,6 +32,8 @@ export interface TestApp {
   canaries: CanariesRepository;
   /** Not running: tests call its passes. */
   reconciler: StartReconciler;
+  /** Account erasures: tests call the start's pass that finishes those left part-way. */
+  erasure: PrivacyErasure;
   /** The evidence log's checkpoints, and the key that signs them (the test's own). */
   checkpoints: Checkpoints;
   signer: NoteSigner;
@@ -83,7 +86,7 @@ export async function createTestApp(
   });
   await ensureIndexes(mongo.db, ALL_INDEXES);
   const temporal = createTemporal(config);
-  const { app, flush, tripwires, canaries, checkpoints, reconciler } = createApp({
+  const { app, flush, tripwires, canaries, checkpoints, reconciler, erasure } = createApp({
     config,
     logger: testLogger(config),
     mongo: appMongo,
@@ -105,6 +108,7 @@ export async function createTestApp(
     tripwires,
     canaries,
     reconciler,
+    erasure,
     checkpoints,
     signer,
     async close() {

@@ -68,10 +68,11 @@ export async function* cutRecords(
       size,
     );
     const byLogId = new Map(proven.map((r, i) => [r.id, proofs[i]!]));
-    yield chunk.map((record) => {
+    const openings = await Promise.all(chunk.map((record) => evidence.openings(record)));
+    yield chunk.map((record, i) => {
       const leafIndex = indexes.get(record.id) ?? null;
       return {
-        ...exportedRecord(record),
+        ...exportedRecord(record, openings[i]),
         leaf_index: leafIndex,
         promise: leafIndex === null ? null : log.promise(record, leafIndex).note,
         inclusion_proof: byLogId.get(record.id)?.map((p) => p.toString('hex')) ?? null,

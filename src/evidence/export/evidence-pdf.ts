@@ -5,6 +5,8 @@ import type { ExportDeps, ExportFile } from './evidence-export';
 import { describeCut } from './evidence-export';
 import { ExportVerifier, type Verdict } from './export-verifier';
 import { fingerprint, verifierKey } from '../log/signed-note';
+import { withOpenings } from '../personal-fields';
+import type { JsonObject } from '../seal';
 
 const MARGIN = 50;
 const PAGE = { width: 595.28, height: 841.89 };
@@ -137,7 +139,7 @@ function recordBlock(doc: PDFKit.PDFDocument, r: CutRecord, y: number): void {
   doc.text(fit(`#${r.seq}  ${r.sealed_at}  ${r.kind}  (${leaf})`), MARGIN, y, { lineBreak: false });
   doc.font('Courier').fontSize(MONO_SIZE);
   doc.text(`content hash ${r.content_hash ?? '(unsealed)'}`, MARGIN, y + 10, { lineBreak: false });
-  const summary = summarize(r.data);
+  const summary = summarize(withOpenings(r.data as JsonObject, r.personal));
   doc.text(fit(summary), MARGIN, y + 18, { lineBreak: false });
   if (summary.length > LINE_CHARS) {
     doc.text(fit(summary.slice(LINE_CHARS - 1)), MARGIN, y + 26, { lineBreak: false });

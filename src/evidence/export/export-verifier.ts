@@ -5,6 +5,8 @@ import { verifyConsistency, verifyInclusion } from '../log/merkle';
 import { openNote, parseCheckpoint, type Checkpoint, type NoteVerifier } from '../log/signed-note';
 import { recordLeafHash } from '../log/log-tree';
 import { openPromise } from '../log/inclusion-promise';
+import { openingFailure } from '../personal-fields';
+import type { JsonObject } from '../seal';
 
 export interface Verdict {
   ok: boolean;
@@ -26,7 +28,7 @@ type Header = Pick<EvidenceExport, 'account_id' | 'cut'>;
 
 /**
  * Checks an export trusting nothing but the public key(s): the checkpoint's signature, every
- * record's content hash and link (ChainWalk), every gap against the sealed removals, the head the
+ * record's content hash and link (ChainWalk), its personal values against their sealed digests, every gap against the sealed removals, the head the
  * export says it was cut at, each record's inclusion proof against the signed root, and, given an
  * earlier checkpoint, that the log only grew since. Records are added one by one, so a PDF can be
  * verified while it streams.
@@ -61,6 +63,10 @@ export class ExportVerifier {
     if (!cp) return this.fail(record, 'no signed checkpoint covers the export');
     if (record.leaf_index === null || record.inclusion_proof === null || !record.content_hash) {
       return this.fail(record, `not in the checkpoint of size ${cp.size}`);
+    }
+    for (const opening of record.personal) {
+      const mismatch = openingFailure(record.data as JsonObject, opening);
+      if (mismatch) return this.fail(record, mismatch);
     }
     const promised = this.promiseFailure(record);
     if (promised) return this.fail(record, promised);

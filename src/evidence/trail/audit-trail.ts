@@ -88,7 +88,14 @@ export class AuditTrail {
     return this.store.appendMany(accountId, inputs);
   }
 
-  page(accountId: string, limit: number, beforeSeq?: number): Promise<EvidencePage> {
-    return this.evidence.pageNewestFirst(accountId, { kinds: AUDIT_KINDS, limit, beforeSeq });
+  /** Read as the owner reads them: personal values (a delivery's error) in place. */
+  async page(accountId: string, limit: number, beforeSeq?: number): Promise<EvidencePage> {
+    const page = await this.evidence.pageNewestFirst(accountId, {
+      kinds: AUDIT_KINDS,
+      limit,
+      beforeSeq,
+    });
+    const records = await Promise.all(page.records.map((r) => this.evidence.readable(r)));
+    return { ...page, records };
   }
 }
