@@ -1,3 +1,4 @@
+import { startNotice } from '../../src/alerts/alert-workflows';
 import { Receiver } from './receiver';
 import { createTestApp, testConfig, type TestApp } from './test-app';
 import { startTestWorker } from './test-worker';
@@ -11,7 +12,18 @@ export async function startAlertStack(overrides: Record<string, string> = {}): P
   const t = await createTestApp({
     config: testConfig({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true', ...overrides }),
   });
-  const worker = await startTestWorker(t.mongo.db, t.config.TEMPORAL_TASK_QUEUE);
+  // Endpoint health as the worker has it: CHANNEL_DISABLE_AFTER, notices started on this queue.
+  const worker = await startTestWorker(
+    t.mongo.db,
+    t.config.TEMPORAL_TASK_QUEUE,
+    {},
+    undefined,
+    undefined,
+    {
+      disableAfterMs: t.config.CHANNEL_DISABLE_AFTER,
+      notify: (notice) => startNotice(t.temporal, notice),
+    },
+  );
   const receiver = await Receiver.start();
   return {
     t,
