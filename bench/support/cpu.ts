@@ -1,6 +1,7 @@
 /**
- * CPU time of this process and every process it started (Linux /proc), by part of the stack, for a
- * benchmark to report the CPU one unit of work costs across the whole stack.
+ * CPU time and resident memory of this process and every process it started (Linux /proc), by
+ * part of the stack, for a benchmark to report what one unit of work (or an idle wait) costs
+ * across the whole stack.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 
@@ -41,8 +42,8 @@ const partOf = (s: Stat) =>
         ? 'temporal'
         : 'worker';
 
-/** CPU seconds so far by part of the stack. */
-export function stackCpu(): Map<string, number> {
+/** This process and every process it started, each with its part of the stack. */
+function stackProcesses(): (Stat & { part: string })[] {
   const all = readdirSync('/proc')
     .filter((entry) => /^\d+$/.test(entry))
     .map(stat)
@@ -55,13 +56,29 @@ export function stackCpu(): Map<string, number> {
       if (!mine.has(s.pid) && mine.has(s.ppid)) added = mine.add(s.pid) && true;
     }
   }
-  const byName = new Map<string, number>();
-  for (const s of all.filter((p) => mine.has(p.pid))) {
-    const name = partOf(s);
-    byName.set(name, (byName.get(name) ?? 0) + s.seconds);
-  }
-  return byName;
+  return all.filter((p) => mine.has(p.pid)).map((s) => ({ ...s, part: partOf(s) }));
 }
+
+/** Sums a value of each process by part of the stack. */
+function byPart(value: (s: Stat) => number): Map<string, number> {
+  const sums = new Map<string, number>();
+  for (const s of stackProcesses()) sums.set(s.part, (sums.get(s.part) ?? 0) + value(s));
+  return sums;
+}
+
+/** CPU seconds so far by part of the stack. */
+export const stackCpu = () => byPart((s) => s.seconds);
+
+/** Resident memory (MB) now by part of the stack: `VmRSS` of /proc/<pid>/status. */
+export const stackRssMb = () =>
+  byPart((s) => {
+    try {
+      const status = readFileSync(`/proc/${s.pid}/status`, 'utf8');
+      return Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? 0) / 1024;
+    } catch {
+      return 0; // gone meanwhile
+    }
+  });
 
 /** What each program spent between two readings. */
 export function cpuBetween(before: Map<string, number>, after: Map<string, number>) {
