@@ -13,6 +13,7 @@ import { alertResults, tripwirePayload } from '../support/alerts';
 import { signUpAndLogIn, type SignedIn } from '../support/accounts';
 import { startAlertStack } from '../support/alert-stack';
 import { Receiver } from '../support/receiver';
+import { SmtpListener } from '../support/smtp-listener';
 import type { TestApp } from '../support/test-app';
 
 let t: TestApp;
@@ -20,23 +21,27 @@ let t: TestApp;
 let down: Receiver;
 /** A second live receiver: the account's other channel, which gets the notice. */
 let live: Receiver;
+/** The built-in email channel's server: the notice goes there too. */
+let smtp: SmtpListener;
 let stop: () => Promise<void>;
 
 // A channel failing for 2 s with nothing delivered is disabled; alerts recover every second.
 beforeAll(async () => {
+  smtp = await SmtpListener.start();
   ({
     t,
     receiver: down,
     stop,
-  } = await startAlertStack({
-    CHANNEL_DISABLE_AFTER: '2s',
-    ALERT_RECOVERY_SCHEDULE: '1s,1s,1s,1s',
-  }));
+  } = await startAlertStack(
+    { CHANNEL_DISABLE_AFTER: '2s', ALERT_RECOVERY_SCHEDULE: '1s,1s,1s,1s' },
+    { smtpUrl: smtp.url },
+  ));
   live = await Receiver.start();
 });
 afterAll(async () => {
   await live.stop();
   await stop();
+  await smtp.stop();
 });
 afterEach(() => down.breakWith(null));
 
@@ -70,7 +75,7 @@ const channelTest = async (who: SignedIn, id: string) =>
 const notices = (path: string) =>
   live.hitsOn(path).filter((h) => h.headers['x-service-event'] === 'channel.disabled');
 
-async function until(done: () => Promise<boolean>, what: string, ms = 60_000) {
+async function until(done: () => boolean | Promise<boolean>, what: string, ms = 60_000) {
   const deadline = Date.now() + ms;
   while (!(await done())) {
     if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`);
@@ -144,6 +149,23 @@ describe('endpoint health: a channel that kept failing is disabled', () => {
       error: 'HTTP 503',
     });
     expect(entry!.content_hash).toBeTruthy();
+
+    // And by email to the account's address, the built-in channel being configured.
+    await until(
+      () =>
+        smtp.received.some(
+          (m) =>
+            m.to.includes(who.email) &&
+            m.mail.headers.get('x-service-event') === 'channel.disabled',
+        ),
+      'the notice by email',
+    );
+    const mail = smtp.received.find(
+      (m) =>
+        m.to.includes(who.email) && m.mail.headers.get('x-service-event') === 'channel.disabled',
+    )!.mail;
+    expect(mail.subject).toBe(`🟠 Alert channel disabled: webhook "${down.url('/down')}"`);
+    expect(mail.text).toContain(shown.disabledReason!);
 
     await sleep(2_500);
     expect(notices('/other')).toHaveLength(1);

@@ -1,10 +1,15 @@
 import { startNotice } from '../../src/alerts/alert-workflows';
+import type { BuiltInSettings } from '../../src/alerts/built-in-channels';
 import { Receiver } from './receiver';
 import { createTestApp, testConfig, type TestApp } from './test-app';
 import { startTestWorker } from './test-worker';
 
 /** For one test file: the app on the real servers, a worker on its task queue, an HTTPS receiver. */
-export async function startAlertStack(overrides: Record<string, string> = {}): Promise<{
+export async function startAlertStack(
+  overrides: Record<string, string> = {},
+  /** Built-in channels to configure on the worker (SMTP for the email one, say). */
+  builtIns: Partial<BuiltInSettings> = {},
+): Promise<{
   t: TestApp;
   receiver: Receiver;
   stop(): Promise<void>;
@@ -16,7 +21,7 @@ export async function startAlertStack(overrides: Record<string, string> = {}): P
   const worker = await startTestWorker(
     t.mongo.db,
     t.config.TEMPORAL_TASK_QUEUE,
-    {},
+    builtIns,
     undefined,
     undefined,
     {
