@@ -214,8 +214,7 @@ export class AlertOutcomes {
     const disabled = await this.channels.disableFailing(
       failed.channelId,
       new Date(now.getTime() - disableAfterMs),
-      (channel) =>
-        `delivered nothing since ${channel.failingSince?.toISOString()}, its deliveries failing for longer than ${asSetting(disableAfterMs)} (CHANNEL_DISABLE_AFTER)`,
+      `its deliveries kept failing for longer than ${asSetting(disableAfterMs)} with nothing delivered (CHANNEL_DISABLE_AFTER)`,
       outcomeLogId(failed.deliveryId, recovery),
       now,
     );

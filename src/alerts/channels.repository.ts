@@ -233,7 +233,7 @@ export class ChannelsRepository {
   }
 
   /**
-   * Disables a channel failing since `cutoff` or earlier, in one conditional write: of two
+   * Disables a channel failing since `cutoff` or earlier, in one conditional write: of several
    * workers recording failures at once only one matches, so it is disabled (and announced) once.
    * `by` names the outcome record; that record run again finds the channel it disabled. Null when
    * the channel is healthy, already disabled, or gone.
@@ -241,29 +241,24 @@ export class ChannelsRepository {
   async disableFailing(
     channelId: string,
     cutoff: Date,
-    reason: (channel: AlertChannel) => string,
+    reason: string,
     by: string,
     now: Date,
   ): Promise<DisabledChannel | null> {
-    const failing = await this.channels.findOne({
-      _id: channelId,
-      $or: [{ disabled: false, failingSince: { $ne: null, $lte: cutoff } }, { disabledBy: by }],
-    });
-    if (!failing) return null;
-    if (failing.disabledBy === by) return { channel: toChannel(failing), disabledBy: by };
-    const doc = await this.channels.findOneAndUpdate(
-      { _id: channelId, disabled: false, failingSince: failing.failingSince },
-      {
-        $set: {
-          disabled: true,
-          disabledReason: reason(toChannel(failing)),
-          disabledAt: now,
-          disabledBy: by,
-          updatedAt: now,
+    const doc =
+      (await this.channels.findOneAndUpdate(
+        { _id: channelId, disabled: false, failingSince: { $ne: null, $lte: cutoff } },
+        {
+          $set: {
+            disabled: true,
+            disabledReason: reason,
+            disabledAt: now,
+            disabledBy: by,
+            updatedAt: now,
+          },
         },
-      },
-      { returnDocument: 'after' },
-    );
+        { returnDocument: 'after' },
+      )) ?? (await this.channels.findOne({ _id: channelId, disabledBy: by }));
     return doc && { channel: toChannel(doc), disabledBy: by };
   }
 }

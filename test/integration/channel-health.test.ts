@@ -99,8 +99,9 @@ describe('endpoint health: a channel that kept failing is disabled', () => {
     // The first round fails (the clock starts); a recovery round 2 s later disables the channel.
     await until(async () => (await channel(who, failing)).disabled, 'the channel disabled');
     const shown = await channel(who, failing);
-    expect(shown.disabledReason).toMatch(/delivered nothing since .*CHANNEL_DISABLE_AFTER/);
-    expect(shown.disabledReason).toContain('2s');
+    expect(shown.disabledReason).toBe(
+      'its deliveries kept failing for longer than 2s with nothing delivered (CHANNEL_DISABLE_AFTER)',
+    );
     expect(Date.parse(shown.disabledAt!) - Date.parse(shown.failingSince!)).toBeGreaterThanOrEqual(
       2_000,
     );
@@ -267,6 +268,38 @@ describe('endpoint health: a channel that kept failing is disabled', () => {
     await live.waitFor('/raced-other', 1);
     await sleep(2_000);
     expect(notices('/raced-other')).toHaveLength(1);
+  });
+
+  it('when eight workers try to disable one failing channel in the same instant, then exactly one does', async () => {
+    const who = await signUpAndLogIn(t.app);
+    const id = await webhook(who, down.url('/same-instant'));
+    await new ChannelsRepository(t.mongo.db).recordOutcomes(
+      [{ channelId: id, error: { message: 'HTTP 503', status: 503, at: new Date() } }],
+      new Date(Date.now() - 10_000),
+    );
+    // Each worker its own repository; every write is sent before any answer comes back.
+    const won = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        new ChannelsRepository(t.mongo.db).disableFailing(
+          id,
+          new Date(Date.now() - 2_000),
+          'failing',
+          `worker-${i}`,
+          new Date(),
+        ),
+      ),
+    );
+    const winners = won.filter((w) => w !== null);
+    expect(winners).toHaveLength(1);
+    expect(await channel(who, id)).toMatchObject({ disabled: true, disabledReason: 'failing' });
+    // The winner's record run again finds its own disable; a loser's finds nothing.
+    const by = winners[0]!.disabledBy;
+    const repo = new ChannelsRepository(t.mongo.db);
+    expect(await repo.disableFailing(id, new Date(), 'failing', by, new Date())).toMatchObject({
+      disabledBy: by,
+    });
+    const loser = by === 'worker-0' ? 'worker-1' : 'worker-0';
+    expect(await repo.disableFailing(id, new Date(), 'failing', loser, new Date())).toBeNull();
   });
 
   it('when the channel fields are set by hand or wrongly, then the PATCH is refused naming them and nothing changes', async () => {

@@ -27,7 +27,7 @@ const channel: AlertChannel = {
   lastDeliveryAt: new Date('2026-11-19T08:00:00.000Z'),
   failingSince: new Date('2026-11-20T09:00:00.000Z'),
   disabledReason:
-    'delivered nothing since 2026-11-20T09:00:00.000Z, its deliveries failing for longer than 5d (CHANNEL_DISABLE_AFTER)',
+    'its deliveries kept failing for longer than 5d with nothing delivered (CHANNEL_DISABLE_AFTER)',
   disabledAt,
   createdAt: new Date('2026-11-01T00:00:00.000Z'),
   updatedAt: disabledAt,
