@@ -1,10 +1,15 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { alertPayloadSchema, type AlertPayload } from '../src/alerts/payload';
+import type { ZodSafeParseResult } from 'zod';
+import {
+  alertPayloadSchema,
+  parseOutgoing,
+  type AlertPayload,
+  type OutgoingPayload,
+} from '../src/alerts/payload';
 import { INVALID_INPUT, type AlertPayloadJson } from '../workflows/shared';
 
-/** A payload from the workflow, checked: one that fails the v1 schema fails for good. */
-export function parsePayload(json: AlertPayloadJson): AlertPayload {
-  const parsed = alertPayloadSchema.safeParse(json);
+/** A checked payload: one that fails its schema fails for good. */
+function checked<T>(parsed: ZodSafeParseResult<T>): T {
   if (parsed.success) return parsed.data;
   throw ApplicationFailure.create({
     type: INVALID_INPUT,
@@ -12,3 +17,11 @@ export function parsePayload(json: AlertPayloadJson): AlertPayload {
     nonRetryable: true,
   });
 }
+
+/** Anything sent to a channel: a v1 alert or a notice (`channel.disabled`). */
+export const parsePayload = (json: AlertPayloadJson): OutgoingPayload =>
+  checked<OutgoingPayload>(parseOutgoing(json));
+
+/** A v1 alert only (a threat alert being sealed). */
+export const parseAlertPayload = (json: AlertPayloadJson): AlertPayload =>
+  checked(alertPayloadSchema.safeParse(json));

@@ -17,7 +17,7 @@ import {
   type AlertPayloadJson,
   type DeliveryTarget,
 } from '../workflows/shared';
-import { parsePayload } from './payload-input';
+import { parseAlertPayload } from './payload-input';
 
 export const THREAT_ALERT_KIND = 'threat.alert';
 
@@ -128,7 +128,7 @@ export function threatAlertActivities({
       payload: AlertPayloadJson;
       hits: number;
     }): Promise<void> {
-      const payload = parsePayload(input.payload);
+      const payload = parseAlertPayload(input.payload);
       await sealThreatAlert({ evidence, threats }, input.accountId, payload, { hits: input.hits });
     },
 

@@ -1,8 +1,15 @@
-import type { AlertLevel, AlertPayload } from './payload';
+import {
+  isChannelNotice,
+  type AlertLevel,
+  type AlertPayload,
+  type ChannelDisabledPayload,
+  type OutgoingPayload,
+} from './payload';
 
 /**
- * Renderings of one alert: Slack Block Kit, Discord embeds, email, Telegram; the headline, facts and
- * canary line are shared with the other providers (`providers/`), so every kind says the same.
+ * Renderings of one alert or notice: Slack Block Kit, Discord embeds, email, Telegram; the
+ * headline, facts, text and closing line (`view`) are shared with the other providers
+ * (`providers/`), so every kind says the same.
  */
 
 const LEVEL_COLOURS: Record<AlertLevel, number> = {
@@ -13,11 +20,63 @@ const LEVEL_COLOURS: Record<AlertLevel, number> = {
 
 const LEVEL_MARKS: Record<AlertLevel, string> = { CRITICAL: '🔴', HIGH: '🟠', MEDIUM: '🟡' };
 
+/** What every rendering shows, in its own format. */
+export interface MessageView {
+  headline: string;
+  facts: [label: string, value: string][];
+  /** The paragraph below the facts: what it means, what to do. */
+  text: string;
+  /** The closing line. */
+  footer: string;
+  /** Colours the message; a notice about a channel shows as HIGH. */
+  level: AlertLevel;
+  /** When it happened (ISO 8601). */
+  at: string;
+}
+
+export function view(payload: OutgoingPayload): MessageView {
+  return isChannelNotice(payload) ? noticeView(payload) : alertView(payload);
+}
+
 function location(place: { city: string; country: string }): string {
   return [place.city, place.country].filter(Boolean).join(', ') || 'unknown';
 }
 
-export function headline({ data }: AlertPayload): string {
+function alertView(payload: AlertPayload): MessageView {
+  const { data } = payload;
+  return {
+    headline: headline(payload),
+    facts: facts(payload),
+    text: data.interpretation,
+    footer: canaryLine(payload),
+    level: data.alertLevel,
+    at: data.triggeredAt,
+  };
+}
+
+/** A channel disabled after its deliveries kept failing: which, why, and how to turn it back on. */
+function noticeView({ data }: ChannelDisabledPayload): MessageView {
+  return {
+    headline: `${LEVEL_MARKS.HIGH} Alert channel disabled: ${data.channelKind} "${data.channelName}"`,
+    facts: [
+      ['Channel', `${data.channelKind} "${data.channelName}" (${data.channelId})`],
+      ['Failing since', data.failingSince],
+      ['Last delivered', data.lastDeliveryAt ?? 'never'],
+      [
+        'Last error',
+        data.lastError
+          ? `${data.lastError.status !== null ? `${data.lastError.status}: ` : ''}${data.lastError.message}`
+          : 'none recorded',
+      ],
+    ],
+    text: `${data.reason}. Alerts no longer go to this channel. Once its receiver works again, enable the channel on the console's channels page (or PATCH /api/alert-channels/${data.channelId} with {"disabled": false}).`,
+    footer: `Channel ${data.channelId} · disabled ${data.disabledAt}`,
+    level: 'HIGH',
+    at: data.disabledAt,
+  };
+}
+
+function headline({ data }: AlertPayload): string {
   const prefix = data.test ? '[TEST] ' : '';
   const what = data.summary ?? 'canary fired';
   return `${prefix}${LEVEL_MARKS[data.alertLevel]} ${data.alertLevel}: ${what} on ${data.platform}`;
@@ -27,7 +86,7 @@ export function headline({ data }: AlertPayload): string {
  * The facts shown, in order: which decoy (the owner's memo) and where it was planted, then who
  * touched it (or, for a decoy email or DNS name, the mail server or resolver that relayed it).
  */
-export function facts({ data }: AlertPayload): [label: string, value: string][] {
+function facts({ data }: AlertPayload): [label: string, value: string][] {
   const decoy: [string, string][] =
     data.canaryKind === 'agent' || data.test
       ? []
@@ -54,34 +113,34 @@ export function facts({ data }: AlertPayload): [label: string, value: string][] 
 }
 
 /** The closing line: an agent alert names the agent, a canary alert its id and age. */
-export function canaryLine({ data }: AlertPayload): string {
+function canaryLine({ data }: AlertPayload): string {
   if (data.canaryKind === 'agent') return `Agent ${data.canaryId} · ${data.triggeredAt}`;
   return `Canary ${data.canaryId} · planted ${data.canaryAgeDays} days ago · ${data.triggeredAt}`;
 }
 
-export function slackMessage(payload: AlertPayload) {
-  const { data } = payload;
+export function slackMessage(payload: OutgoingPayload) {
+  const message = view(payload);
   return {
-    text: headline(payload),
+    text: message.headline,
     blocks: [
       {
         type: 'header' as const,
-        text: { type: 'plain_text' as const, text: headline(payload), emoji: true },
+        text: { type: 'plain_text' as const, text: message.headline, emoji: true },
       },
       {
         type: 'section' as const,
-        fields: facts(payload).map(([label, value]) => ({
+        fields: message.facts.map(([label, value]) => ({
           type: 'mrkdwn' as const,
           text: `*${label}*\n${value}`,
         })),
       },
-      { type: 'section' as const, text: { type: 'mrkdwn' as const, text: data.interpretation } },
+      { type: 'section' as const, text: { type: 'mrkdwn' as const, text: message.text } },
       {
         type: 'context' as const,
         elements: [
           {
             type: 'mrkdwn' as const,
-            text: canaryLine(payload),
+            text: message.footer,
           },
         ],
       },
@@ -89,17 +148,17 @@ export function slackMessage(payload: AlertPayload) {
   };
 }
 
-export function discordMessage(payload: AlertPayload) {
-  const { data } = payload;
+export function discordMessage(payload: OutgoingPayload) {
+  const message = view(payload);
   return {
     embeds: [
       {
-        title: headline(payload),
-        description: data.interpretation,
-        color: LEVEL_COLOURS[data.alertLevel],
-        fields: facts(payload).map(([name, value]) => ({ name, value, inline: true })),
-        footer: { text: canaryLine(payload) },
-        timestamp: data.triggeredAt,
+        title: message.headline,
+        description: message.text,
+        color: LEVEL_COLOURS[message.level],
+        fields: message.facts.map(([name, value]) => ({ name, value, inline: true })),
+        footer: { text: message.footer },
+        timestamp: message.at,
       },
     ],
   };
@@ -111,46 +170,47 @@ function escapeHtml(text: string): string {
 }
 
 /** The built-in email channel: the same facts as a plain-text body and an HTML body. */
-export function emailMessage(payload: AlertPayload): {
+export function emailMessage(payload: OutgoingPayload): {
   subject: string;
   text: string;
   html: string;
 } {
-  const { data } = payload;
-  const title = headline(payload);
-  const rows = facts(payload);
+  const message = view(payload);
+  const title = message.headline;
+  const rows = message.facts;
   const text = [
     title,
     '',
     ...rows.map(([label, value]) => `${label}: ${value}`),
     '',
-    data.interpretation,
+    message.text,
     '',
-    canaryLine(payload),
+    message.footer,
   ].join('\n');
   const html = [
     '<!doctype html><html><body style="font-family:sans-serif">',
-    `<h2 style="border-left:6px solid #${LEVEL_COLOURS[data.alertLevel].toString(16)};padding-left:8px">${escapeHtml(title)}</h2>`,
+    `<h2 style="border-left:6px solid #${LEVEL_COLOURS[message.level].toString(16)};padding-left:8px">${escapeHtml(title)}</h2>`,
     '<table cellpadding="4">',
     ...rows.map(
       ([label, value]) =>
         `<tr><th align="left">${escapeHtml(label)}</th><td>${escapeHtml(value)}</td></tr>`,
     ),
     '</table>',
-    `<p>${escapeHtml(data.interpretation)}</p>`,
-    `<p style="color:#555">${escapeHtml(canaryLine(payload))}</p>`,
+    `<p>${escapeHtml(message.text)}</p>`,
+    `<p style="color:#555">${escapeHtml(message.footer)}</p>`,
     '</body></html>',
   ].join('\n');
   return { subject: title, text, html };
 }
 
 /** The built-in messaging-chat channel: Telegram `sendMessage` text in its HTML parse mode. */
-export function telegramText(payload: AlertPayload): string {
+export function telegramText(payload: OutgoingPayload): string {
+  const message = view(payload);
   return [
-    `<b>${escapeHtml(headline(payload))}</b>`,
-    ...facts(payload).map(([label, value]) => `<b>${escapeHtml(label)}:</b> ${escapeHtml(value)}`),
+    `<b>${escapeHtml(message.headline)}</b>`,
+    ...message.facts.map(([label, value]) => `<b>${escapeHtml(label)}:</b> ${escapeHtml(value)}`),
     '',
-    escapeHtml(payload.data.interpretation),
-    `<i>${escapeHtml(canaryLine(payload))}</i>`,
+    escapeHtml(message.text),
+    `<i>${escapeHtml(message.footer)}</i>`,
   ].join('\n');
 }

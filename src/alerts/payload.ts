@@ -112,3 +112,51 @@ export function testAlertPayload(now: Date): AlertPayload {
     },
   };
 }
+
+/**
+ * Not an alert but a notice about the account's own channels: sent when a channel was disabled
+ * because its deliveries kept failing (`CHANNEL_DISABLE_AFTER`). Its own schema beside the v1
+ * alert payloads, which stay as the spec has them; `threatEventId` is always null.
+ */
+export const CHANNEL_DISABLED_EVENT = 'channel.disabled';
+
+export const channelDisabledPayloadSchema = z
+  .object({
+    version: z.literal('1'),
+    event: z.literal(CHANNEL_DISABLED_EVENT),
+    sentAt: isoInstant,
+    data: z
+      .object({
+        event: z.literal(CHANNEL_DISABLED_EVENT),
+        channelId: z.string(),
+        channelKind: z.string(),
+        channelName: z.string(),
+        reason: z.string(),
+        disabledAt: isoInstant,
+        /** The first failure since the channel last delivered (or was enabled). */
+        failingSince: isoInstant,
+        lastDeliveryAt: isoInstant.nullable(),
+        lastError: z
+          .object({ message: z.string(), status: z.number().int().nullable() })
+          .nullable(),
+        threatEventId: z.null(),
+      })
+      .strict(),
+  })
+  .strict();
+
+export type ChannelDisabledPayload = z.infer<typeof channelDisabledPayloadSchema>;
+
+/** Whatever goes out to a channel: an alert (the spec's v1 payloads) or a notice. */
+export type OutgoingPayload = AlertPayload | ChannelDisabledPayload;
+
+export const isChannelNotice = (payload: OutgoingPayload): payload is ChannelDisabledPayload =>
+  payload.event === CHANNEL_DISABLED_EVENT;
+
+/** Checks an outgoing payload against its event's schema. */
+export function parseOutgoing(json: unknown) {
+  const event = (json as { event?: unknown } | null)?.event;
+  return event === CHANNEL_DISABLED_EVENT
+    ? channelDisabledPayloadSchema.safeParse(json)
+    : alertPayloadSchema.safeParse(json);
+}

@@ -1,5 +1,9 @@
 import { z, type ZodType } from 'zod';
-import { alertPayloadSchema, testAlertPayload } from '../alerts/payload';
+import {
+  alertPayloadSchema,
+  channelDisabledPayloadSchema,
+  testAlertPayload,
+} from '../alerts/payload';
 import type { AnyOperation, Auth } from '../http/operation';
 import { requiredScope } from '../keys/scopes';
 
@@ -11,6 +15,8 @@ z.object({ detail: z.union([z.string(), z.looseObject({ error: z.string() })]) }
 
 /** The alert payload, version 1, as generic webhook channels receive it. */
 alertPayloadSchema.meta({ id: 'AlertPayloadV1' });
+/** The notice sent when the service disabled one of the account's channels. */
+channelDisabledPayloadSchema.meta({ id: 'ChannelDisabledNotice' });
 
 type JsonSchema = Record<string, unknown>;
 
@@ -212,34 +218,50 @@ const WEBHOOK_HEADERS = [
   ['webhook-signature', 'Standard Webhooks: `v1,<base64>` keyed with the channel secret', false],
 ] as const;
 
-function webhooks() {
+function webhook(summary: string, description: string, operationId: string, schema: string) {
   return {
-    alert: {
-      post: {
-        operationId: 'receiveAlert',
-        summary: 'An alert, as a generic webhook channel receives it (payload version 1)',
-        description:
-          'Sent to the channel URL for each alert (`canary.tripwire_triggered`) and channel test (`canary.test_alert`). Verify the signature over the exact bytes received before parsing. Answer 2xx to accept; 408, 429 and 5xx are retried, other statuses are not.',
-        tags: ['Alert channels'],
-        parameters: WEBHOOK_HEADERS.map(([name, description, required]) => ({
-          name,
-          in: 'header',
-          required,
-          description,
-          schema: { type: 'string' },
-        })),
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: ref('AlertPayloadV1'),
+    post: {
+      operationId,
+      summary,
+      description,
+      tags: ['Alert channels'],
+      parameters: WEBHOOK_HEADERS.map(([name, description, required]) => ({
+        name,
+        in: 'header',
+        required,
+        description,
+        schema: { type: 'string' },
+      })),
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: ref(schema),
+            ...(schema === 'AlertPayloadV1' && {
               example: testAlertPayload(new Date('2026-01-01T00:00:00.000Z')),
-            },
+            }),
           },
         },
-        responses: { '2XX': { description: 'Accepted' } },
       },
+      responses: { '2XX': { description: 'Accepted' } },
     },
+  };
+}
+
+function webhooks() {
+  return {
+    alert: webhook(
+      'An alert, as a generic webhook channel receives it (payload version 1)',
+      'Sent to the channel URL for each alert (`canary.tripwire_triggered`) and channel test (`canary.test_alert`). Verify the signature over the exact bytes received before parsing. Answer 2xx to accept; 408, 429 and 5xx are retried, other statuses are not.',
+      'receiveAlert',
+      'AlertPayloadV1',
+    ),
+    channelDisabled: webhook(
+      "A notice that the service disabled one of the account's channels",
+      'Sent (`X-Service-Event: channel.disabled`) to every other enabled channel once a channel has delivered nothing for `CHANNEL_DISABLE_AFTER` while its deliveries kept failing; signed and retried like an alert.',
+      'receiveChannelDisabled',
+      'ChannelDisabledNotice',
+    ),
   };
 }
 

@@ -1,5 +1,5 @@
-import { facts, headline } from '../alert-rendering';
-import type { AlertLevel, AlertPayload } from '../payload';
+import { view } from '../alert-rendering';
+import { isChannelNotice, type AlertLevel, type OutgoingPayload } from '../payload';
 import { commonHeaders, httpProvider } from './provider';
 
 /** PagerDuty's severities for ours: a critical alert pages as critical, the rest less loudly. */
@@ -9,29 +9,38 @@ const SEVERITY: Record<AlertLevel, 'critical' | 'error' | 'warning'> = {
   MEDIUM: 'warning',
 };
 
+/** Where the event comes from and what it is about, as PagerDuty groups them. */
+function origin(payload: OutgoingPayload) {
+  return isChannelNotice(payload)
+    ? { source: 'tripwire', component: payload.data.channelId }
+    : { source: payload.data.platform || 'tripwire', component: payload.data.canaryId };
+}
+
 /**
  * A PagerDuty Events API v2 `trigger` event (POST to `https://events.pagerduty.com/v2/enqueue`).
  * The channel secret is the integration's routing key; the delivery id is the dedup key, so a
- * retry or a resend updates the same incident instead of opening another.
+ * retry or a resend updates the same incident instead of opening another. A disabled channel's
+ * notice triggers too (as a warning): alerts no longer reach that channel, and someone must act.
  */
-export function pagerDutyEvent(payload: AlertPayload, routingKey: string, deliveryId: string) {
-  const { data } = payload;
+export function pagerDutyEvent(payload: OutgoingPayload, routingKey: string, deliveryId: string) {
+  const message = view(payload);
+  const { source, component } = origin(payload);
   return {
     routing_key: routingKey,
     event_action: 'trigger' as const,
     dedup_key: deliveryId,
     payload: {
       // PagerDuty cuts summaries at 1024 characters.
-      summary: headline(payload).slice(0, 1024),
-      source: data.platform || 'tripwire',
-      severity: SEVERITY[data.alertLevel],
-      timestamp: data.triggeredAt,
-      component: data.canaryId,
+      summary: message.headline.slice(0, 1024),
+      source,
+      severity: isChannelNotice(payload) ? ('warning' as const) : SEVERITY[message.level],
+      timestamp: message.at,
+      component,
       class: payload.event,
       custom_details: {
-        ...Object.fromEntries(facts(payload)),
-        interpretation: data.interpretation,
-        threat_event_id: data.threatEventId,
+        ...Object.fromEntries(message.facts),
+        interpretation: message.text,
+        threat_event_id: payload.data.threatEventId,
       },
     },
     client: 'Tripwire',
@@ -45,17 +54,17 @@ export const PAGERDUTY_CHANGE_PATH = '/v2/change/enqueue';
  * A channel test as a PagerDuty Events API v2 change event: it shows on the service's timeline and
  * never opens an incident or pages anyone (the spec: a test is never treated as an incident).
  */
-export function pagerDutyChangeEvent(payload: AlertPayload, routingKey: string) {
-  const { data } = payload;
+export function pagerDutyChangeEvent(payload: OutgoingPayload, routingKey: string) {
+  const message = view(payload);
   return {
     routing_key: routingKey,
     payload: {
-      summary: headline(payload).slice(0, 1024),
-      source: data.platform || 'tripwire',
-      timestamp: data.triggeredAt,
+      summary: message.headline.slice(0, 1024),
+      source: origin(payload).source,
+      timestamp: message.at,
       custom_details: {
-        ...Object.fromEntries(facts(payload)),
-        interpretation: data.interpretation,
+        ...Object.fromEntries(message.facts),
+        interpretation: message.text,
       },
     },
   };
@@ -66,7 +75,7 @@ export const pagerDutyProvider = httpProvider({
   secretLabel: 'Events API v2 routing key',
   render(alert, channel) {
     if (!channel.secret) throw new Error('a PagerDuty channel has no routing key');
-    if (alert.payload.data.test) {
+    if (!isChannelNotice(alert.payload) && alert.payload.data.test) {
       return {
         body: JSON.stringify(pagerDutyChangeEvent(alert.payload, channel.secret)),
         headers: commonHeaders(alert),

@@ -1,6 +1,6 @@
 import type { SafeTarget } from '../address-safety';
 import { httpAttempt, postOnce, type Attempt, type AttemptResult } from '../http-delivery';
-import type { AlertPayload } from '../payload';
+import type { OutgoingPayload } from '../payload';
 
 export const USER_AGENT = 'Service-Webhook/1.0';
 /** Lets receivers drop a delivery they already have (a retry after a lost answer, a resend). */
@@ -8,7 +8,7 @@ export const DELIVERY_ID_HEADER = 'X-Service-Delivery';
 
 /** One alert on its way to one channel, as every attempt sends it. */
 export interface OutgoingAlert {
-  payload: AlertPayload;
+  payload: OutgoingPayload;
   /** The delivery id receivers see: the same on every attempt and on a resend. */
   deliveryId: string;
   /** When this attempt is sent: signatures and their timestamps are made with it. */

@@ -1,13 +1,13 @@
-import { canaryLine, facts, headline } from '../alert-rendering';
-import type { AlertPayload } from '../payload';
+import { view } from '../alert-rendering';
+import type { OutgoingPayload } from '../payload';
 import { commonHeaders, httpProvider } from './provider';
 
 /**
  * A Microsoft Teams "workflows" webhook (Power Automate's "When a Teams webhook request is
  * received"): a message whose one attachment is an Adaptive Card. The URL carries its signature.
  */
-export function teamsMessage(payload: AlertPayload) {
-  const { data } = payload;
+export function teamsMessage(payload: OutgoingPayload) {
+  const message = view(payload);
   return {
     type: 'message' as const,
     attachments: [
@@ -21,20 +21,20 @@ export function teamsMessage(payload: AlertPayload) {
           body: [
             {
               type: 'TextBlock',
-              text: headline(payload),
+              text: message.headline,
               weight: 'Bolder',
               size: 'Medium',
-              color: data.alertLevel === 'MEDIUM' ? 'Warning' : 'Attention',
+              color: message.level === 'MEDIUM' ? 'Warning' : 'Attention',
               wrap: true,
             },
             {
               type: 'FactSet',
-              facts: facts(payload).map(([title, value]) => ({ title, value })),
+              facts: message.facts.map(([title, value]) => ({ title, value })),
             },
-            { type: 'TextBlock', text: data.interpretation, wrap: true },
+            { type: 'TextBlock', text: message.text, wrap: true },
             {
               type: 'TextBlock',
-              text: canaryLine(payload),
+              text: message.footer,
               isSubtle: true,
               size: 'Small',
               wrap: true,
