@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
 import { AgentsRepository } from '../src/agent/agents.repository';
 import { UsersRepository } from '../src/accounts/users.repository';
-import { AlertOutcomes } from '../src/alerts/alert-outcomes';
+import { AlertOutcomes, type ChannelHealth } from '../src/alerts/alert-outcomes';
 import type { BuiltInSettings } from '../src/alerts/built-in-channels';
 import { ChannelSender } from '../src/alerts/channel-sender';
 import { ChannelsRepository } from '../src/alerts/channels.repository';
@@ -30,6 +30,8 @@ export interface ActivityDeps {
   outboundDeny?: readonly string[];
   builtIns: BuiltInSettings;
   enricher: IpEnricher;
+  /** CHANNEL_DISABLE_AFTER and where notices start; absent, no channel is disabled on its own. */
+  channelHealth?: ChannelHealth;
 }
 
 /** Activities are thin I/O adapters over the repositories; workflows see only this type. */
@@ -39,6 +41,7 @@ export function createActivities({
   outboundDeny = [],
   builtIns,
   enricher,
+  channelHealth,
 }: ActivityDeps) {
   const channels = new ChannelsRepository(db);
   const users = new UsersRepository(db);
@@ -53,7 +56,7 @@ export function createActivities({
     ...alertDeliveryActivities({
       targets,
       sender: new ChannelSender(channels, users, allowPrivateTargets, builtIns, outboundDeny),
-      outcomes: new AlertOutcomes(new DeliveriesRepository(db), channels, evidence),
+      outcomes: new AlertOutcomes(new DeliveriesRepository(db), channels, evidence, channelHealth),
     }),
     ...threatAlertActivities({
       threats,

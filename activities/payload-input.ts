@@ -1,27 +1,27 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import type { ZodType } from 'zod';
+import type { ZodSafeParseResult } from 'zod';
 import {
   alertPayloadSchema,
-  eventPayloadSchema,
+  parseEventPayload,
   type AlertPayload,
   type EventPayload,
 } from '../src/alerts/payload';
 import { INVALID_INPUT, type AlertPayloadJson } from '../workflows/shared';
 
-function parsed<T>(schema: ZodType<T>, json: AlertPayloadJson): T {
-  const result = schema.safeParse(json);
-  if (result.success) return result.data;
+/** A checked payload: one that fails its schema fails for good. */
+function checked<T>(parsed: ZodSafeParseResult<T>): T {
+  if (parsed.success) return parsed.data;
   throw ApplicationFailure.create({
     type: INVALID_INPUT,
-    message: `the payload is not a v1 payload: ${result.error.message}`,
+    message: `the payload is not a v1 payload: ${parsed.error.message}`,
     nonRetryable: true,
   });
 }
 
-/** A payload from the workflow, checked: one that fails the v1 schema fails for good. */
+/** Anything sent to a channel: a v1 alert, a weekly digest or a notice (`channel.disabled`). */
 export const parsePayload = (json: AlertPayloadJson): EventPayload =>
-  parsed(eventPayloadSchema, json);
+  checked<EventPayload>(parseEventPayload(json));
 
-/** An alert's payload (the spec's two events), checked the same way. */
+/** A v1 alert only (a threat alert being sealed). */
 export const parseAlertPayload = (json: AlertPayloadJson): AlertPayload =>
-  parsed(alertPayloadSchema, json);
+  checked(alertPayloadSchema.safeParse(json));

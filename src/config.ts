@@ -304,6 +304,22 @@ const configSchema = z.object({
       description:
         'After a delivery failed (3 attempts), the pauses before each full re-delivery under the same delivery id, separated by commas (`30s`, `5m`, `2h`, `1d`); empty: no automatic recovery',
     }),
+  CHANNEL_DISABLE_AFTER: z
+    .string()
+    .default('5d')
+    .transform((value, ctx) => {
+      const ms = durationMs(value.trim());
+      if (ms && ms > 0) return ms;
+      ctx.addIssue({
+        code: 'custom',
+        message: `"${value}" is not a duration like 30s, 5m, 2h or 5d`,
+      });
+      return z.NEVER;
+    })
+    .meta({
+      description:
+        "A channel whose deliveries kept failing for this long with none delivered is disabled, with the reason on the channel, an audit entry and a notice (`channel.disabled`) through the account's other channels (`30s`, `5m`, `2h`, `5d`); enabling it again restarts the clock",
+    }),
   EVIDENCE_SIGNING_KEY: optional(z.string().min(1)).meta({
     description:
       "Ed25519 key signing the evidence log's checkpoints: `PRIVATE+KEY+…` or a file holding it (`admin.cli.js evidence-key`, `npm run evidence-key`; the compose file's `evidence-key` job makes the file); development makes one in `.data/`",

@@ -1,5 +1,6 @@
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
+import { startNotice } from './alerts/alert-workflows';
 import { builtInSettings } from './alerts/built-in-channels';
 import { IpEnricher } from './alerts/enrichment';
 import { loadConfigOrExit } from './config';
@@ -7,6 +8,7 @@ import { serveMetrics } from './metrics';
 import { connectMongo } from './db/mongo';
 import { createLogger } from './logger';
 import { logUnhandledRejections } from './unhandled-rejections';
+import { createTemporal } from './temporal/client';
 import { installTemporalRuntime } from './temporal/runtime';
 import { startTracing, workerTracing } from './tracing';
 
@@ -23,6 +25,9 @@ async function main(): Promise<void> {
   });
   const mongo = await connectMongo(config.MONGODB_URI, config.MONGODB_DB);
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  // A client beside the worker's connection: a channel the worker disables is announced by a
+  // notice in a workflow of its own.
+  const temporal = createTemporal(config);
 
   const worker = await Worker.create({
     connection,
@@ -47,6 +52,10 @@ async function main(): Promise<void> {
         abuseIpdbBaseUrl: config.ABUSEIPDB_BASE_URL,
         dataDir: config.IP_DATA_DIR,
       }),
+      channelHealth: {
+        disableAfterMs: config.CHANNEL_DISABLE_AFTER,
+        notify: (notice) => startNotice(temporal, notice),
+      },
     }),
   });
   // Metrics are for operators: a taken port is logged, and the worker delivers alerts anyway.
@@ -68,6 +77,7 @@ async function main(): Promise<void> {
   await worker.run();
   metrics?.close();
   await connection.close();
+  await temporal.close();
   await mongo.client.close();
   await tracing?.shutdown();
   logger.info('worker stopped');

@@ -1,8 +1,9 @@
 /**
- * CPU time (user + system, Linux /proc/<pid>/stat) of each process of the stack a benchmark
- * started, by its part: the API, the worker, the Temporal dev server, the database, and this
- * process when it is only the benchmark's client. Each part is its process and its children (tsx's
- * esbuild beside a worker), so a benchmark reports the CPU one unit of work costs in every part.
+ * CPU time (user + system) and resident memory (Linux /proc) of each process of the stack a
+ * benchmark started, by its part: the API, the worker, the Temporal dev server, the database, and
+ * this process when it is only the benchmark's client. Each part is its process and its children
+ * (tsx's esbuild beside a worker), so a benchmark reports what one unit of work (or an idle wait)
+ * costs in every part.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 
@@ -34,15 +35,41 @@ function stat(pid: number): Stat | undefined {
   }
 }
 
+/** Resident memory (MB) of one process: `VmRSS` of /proc/<pid>/status. */
+function rssMb(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    return Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? 0) / 1024;
+  } catch {
+    return 0; // gone meanwhile
+  }
+}
+
 /**
- * Reads the CPU seconds of the parts whose root process ids it is given (a part left out, such as
- * a database given by MONGODB_URI, is not read). A part's children count with it unless they are
- * another part's root: the benchmark process is the parent of every other part.
+ * Reads the parts whose root process ids it is given (a part left out, such as a database given
+ * by MONGODB_URI, is not read). A part's children count with it unless they are another part's
+ * root: the benchmark process is the parent of every other part.
  */
 export class StackCpu {
   constructor(private readonly roots: Partial<Record<Part, number | undefined>>) {}
 
+  /** CPU seconds so far, by part. */
   read(): CpuReading {
+    return this.sum((s) => s.seconds);
+  }
+
+  /** Resident memory (MB) now, by part. */
+  rssMb(): Map<Part, number> {
+    return this.sum((s) => rssMb(s.pid));
+  }
+
+  /** The parts this meter reads, in table order. */
+  parts(): Part[] {
+    return PARTS.filter((part) => this.roots[part] !== undefined);
+  }
+
+  /** Sums a value of each process by part. */
+  private sum(value: (s: Stat) => number): Map<Part, number> {
     const all = readdirSync('/proc')
       .filter((entry) => /^\d+$/.test(entry))
       .map((entry) => stat(Number(entry)))
@@ -50,25 +77,20 @@ export class StackCpu {
     const children = new Map<number, Stat[]>();
     for (const s of all) children.set(s.ppid, [...(children.get(s.ppid) ?? []), s]);
     const rootPids = new Set(Object.values(this.roots).filter((p) => p !== undefined));
-    const reading: CpuReading = new Map();
+    const sums = new Map<Part, number>();
     for (const part of PARTS) {
       const root = this.roots[part];
       if (root === undefined) continue;
-      let seconds = 0;
+      let total = 0;
       const queue = all.filter((s) => s.pid === root);
       while (queue.length) {
         const s = queue.pop()!;
-        seconds += s.seconds;
+        total += value(s);
         queue.push(...(children.get(s.pid) ?? []).filter((c) => !rootPids.has(c.pid)));
       }
-      reading.set(part, seconds);
+      sums.set(part, total);
     }
-    return reading;
-  }
-
-  /** The parts this meter reads, in table order. */
-  parts(): Part[] {
-    return PARTS.filter((part) => this.roots[part] !== undefined);
+    return sums;
   }
 }
 

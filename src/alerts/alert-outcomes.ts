@@ -1,11 +1,17 @@
 import { createHash } from 'node:crypto';
 import type { z } from 'zod';
-import { DELIVERY_OUTCOME_KIND, type deliveryOutcomeData } from '../evidence/trail/audit-trail';
+import {
+  CHANNEL_DISABLED_KIND,
+  DELIVERY_OUTCOME_KIND,
+  type channelDisabledData,
+  type deliveryOutcomeData,
+} from '../evidence/trail/audit-trail';
 import type { EvidenceStore } from '../evidence/evidence.store';
 import { deliveryOutcomes } from '../metrics';
 import type { AlertPayloadJson, AttemptReport, ChannelResult } from '../../workflows/shared';
 import { isBuiltInChannel } from './built-in-channels';
-import type { ChannelsRepository } from './channels.repository';
+import type { AlertChannel, ChannelsRepository, DisabledChannel } from './channels.repository';
+import { CHANNEL_DISABLED_EVENT, type ChannelDisabledPayload } from './payload';
 import type {
   DeliveriesRepository,
   DeliveryAttempt,
@@ -43,6 +49,59 @@ export const outcomeLogId = (deliveryId: string, recovery = 0) =>
     .digest('base64url')
     .slice(0, 16)}`;
 
+/** The evidence log id of a sealed entry that follows from one outcome record (`by`). */
+const derivedLogId = (by: string, what: string) =>
+  `evd_${createHash('sha256').update(`${by}:${what}`).digest('base64url').slice(0, 16)}`;
+
+/** `5d`, `36h`, `90s`: a duration as the settings write it. */
+function asSetting(ms: number): string {
+  const units: [string, number][] = [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+  ];
+  const [unit, size] = units.find(([, size]) => ms % size === 0) ?? ['s', 1_000];
+  return `${Math.round(ms / size)}${unit}`;
+}
+
+/**
+ * Endpoint health: a channel failing for `disableAfterMs` with nothing delivered is disabled, and
+ * the account told through its other channels by `notify` (which starts a notice's workflow,
+ * once per `noticeId`).
+ */
+export interface ChannelHealth {
+  disableAfterMs: number;
+  notify: (notice: {
+    accountId: string;
+    payload: ChannelDisabledPayload;
+    noticeId: string;
+  }) => Promise<void>;
+}
+
+/** The notice a disabled channel's account gets. */
+export function channelDisabledPayload(channel: AlertChannel, now: Date): ChannelDisabledPayload {
+  return {
+    version: '1',
+    event: CHANNEL_DISABLED_EVENT,
+    sentAt: now.toISOString(),
+    data: {
+      event: CHANNEL_DISABLED_EVENT,
+      channelId: channel.id,
+      channelKind: channel.kind,
+      channelName: channel.name,
+      reason: channel.disabledReason ?? 'disabled',
+      disabledAt: (channel.disabledAt ?? now).toISOString(),
+      failingSince: (channel.failingSince ?? now).toISOString(),
+      lastDeliveryAt: channel.lastDeliveryAt?.toISOString() ?? null,
+      lastError: channel.lastError && {
+        message: channel.lastError.message,
+        status: channel.lastError.status,
+      },
+      threatEventId: null,
+    },
+  };
+}
+
 /**
  * Where an alert's deliveries are recorded: each attempt on its delivery record, and once every
  * channel is done, the outcomes on the delivery records, each channel's last error, and the audit
@@ -53,6 +112,8 @@ export class AlertOutcomes {
     private readonly deliveries: DeliveriesRepository,
     private readonly channels: ChannelsRepository,
     private readonly evidence: EvidenceStore,
+    /** Absent: channels are never disabled on their own (benchmarks). */
+    private readonly health?: ChannelHealth,
   ) {}
 
   /** Idempotent per attempt number. */
@@ -129,5 +190,60 @@ export class AlertOutcomes {
     for (const result of results) {
       deliveryOutcomes.inc({ kind: result.kind, outcome: result.outcome });
     }
+    await Promise.all(
+      sent
+        .filter((result) => result.outcome === 'failed' && !isBuiltInChannel(result.channelId))
+        .map((result) => this.disableIfFailingTooLong(accountId, result, recovery, now)),
+    );
   }
+
+  /**
+   * After a failure is recorded: a channel failing since before the window, with nothing
+   * delivered, is disabled (one conditional write, so once however many workers record
+   * failures), then the audit entry is sealed and the notice started, each named after this
+   * record so a retried record repeats neither.
+   */
+  private async disableIfFailingTooLong(
+    accountId: string,
+    failed: ChannelResult,
+    recovery: number | undefined,
+    now: Date,
+  ): Promise<void> {
+    if (!this.health) return;
+    const { disableAfterMs, notify } = this.health;
+    const disabled = await this.channels.disableFailing(
+      failed.channelId,
+      new Date(now.getTime() - disableAfterMs),
+      `its deliveries kept failing for longer than ${asSetting(disableAfterMs)} with nothing delivered (CHANNEL_DISABLE_AFTER)`,
+      outcomeLogId(failed.deliveryId, recovery),
+      now,
+    );
+    if (!disabled) return;
+    await Promise.all([
+      this.evidence.append(accountId, disabledEntry(disabled, failed)),
+      notify({
+        accountId,
+        payload: channelDisabledPayload(disabled.channel, now),
+        noticeId: `${disabled.channel.id}-${disabled.disabledBy}`,
+      }),
+    ]);
+  }
+}
+
+function disabledEntry({ channel, disabledBy }: DisabledChannel, failed: ChannelResult) {
+  return {
+    logId: derivedLogId(disabledBy, 'channel-disabled'),
+    kind: CHANNEL_DISABLED_KIND,
+    data: {
+      at: (channel.disabledAt ?? new Date()).toISOString(),
+      channel_id: channel.id,
+      channel_kind: channel.kind,
+      channel_name: channel.name,
+      reason: channel.disabledReason ?? 'disabled',
+      failing_since: (channel.failingSince ?? new Date()).toISOString(),
+      last_delivery_at: channel.lastDeliveryAt?.toISOString() ?? null,
+      delivery_id: failed.deliveryId,
+      error: failed.error ?? null,
+    } satisfies z.output<typeof channelDisabledData>,
+  };
 }

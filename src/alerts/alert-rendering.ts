@@ -1,13 +1,15 @@
 import {
+  isChannelNotice,
   isWeeklyDigest,
   type AlertLevel,
   type AlertPayload,
+  type ChannelDisabledPayload,
   type EventPayload,
   type WeeklyDigestPayload,
 } from './payload';
 
 /**
- * Renderings of one alert or digest: Slack Block Kit, Discord embeds, email, Telegram; its parts
+ * Renderings of one alert, digest or notice: Slack Block Kit, Discord embeds, email, Telegram; its parts
  * (`messageParts`: headline, facts, text, closing line) are shared with the other providers
  * (`providers/`), so every kind says the same.
  */
@@ -24,7 +26,7 @@ function location(place: { city: string; country: string }): string {
   return [place.city, place.country].filter(Boolean).join(', ') || 'unknown';
 }
 
-export function headline({ data }: AlertPayload): string {
+function headline({ data }: AlertPayload): string {
   const prefix = data.test ? '[TEST] ' : '';
   const what = data.summary ?? 'canary fired';
   return `${prefix}${LEVEL_MARKS[data.alertLevel]} ${data.alertLevel}: ${what} on ${data.platform}`;
@@ -34,7 +36,7 @@ export function headline({ data }: AlertPayload): string {
  * The facts shown, in order: which decoy (the owner's memo) and where it was planted, then who
  * touched it (or, for a decoy email or DNS name, the mail server or resolver that relayed it).
  */
-export function facts({ data }: AlertPayload): [label: string, value: string][] {
+function facts({ data }: AlertPayload): [label: string, value: string][] {
   const decoy: [string, string][] =
     data.canaryKind === 'agent' || data.test
       ? []
@@ -61,7 +63,7 @@ export function facts({ data }: AlertPayload): [label: string, value: string][] 
 }
 
 /** The closing line: an agent alert names the agent, a canary alert its id and age. */
-export function canaryLine({ data }: AlertPayload): string {
+function canaryLine({ data }: AlertPayload): string {
   if (data.canaryKind === 'agent') return `Agent ${data.canaryId} · ${data.triggeredAt}`;
   return `Canary ${data.canaryId} · planted ${data.canaryAgeDays} days ago · ${data.triggeredAt}`;
 }
@@ -132,14 +134,38 @@ export interface MessageParts {
   text: string;
   /** The closing line. */
   footer: string;
-  /** The alert's level; null for a digest, which reports rather than alerts. */
+  /** The alert's level (a notice about a channel shows as HIGH); null for a digest, which reports. */
   level: AlertLevel | null;
   colour: number;
   /** When it happened (ISO 8601): the first hit, or the end of the digest's week. */
   at: string;
 }
 
+/** A channel disabled after its deliveries kept failing: which, why, and how to turn it back on. */
+function noticeParts({ data }: ChannelDisabledPayload): MessageParts {
+  return {
+    title: `${LEVEL_MARKS.HIGH} Alert channel disabled: ${data.channelKind} "${data.channelName}"`,
+    facts: [
+      ['Channel', `${data.channelKind} "${data.channelName}" (${data.channelId})`],
+      ['Failing since', data.failingSince],
+      ['Last delivered', data.lastDeliveryAt ?? 'never'],
+      [
+        'Last error',
+        data.lastError
+          ? `${data.lastError.status !== null ? `${data.lastError.status}: ` : ''}${data.lastError.message}`
+          : 'none recorded',
+      ],
+    ],
+    text: `${data.reason}. Alerts no longer go to this channel. Once its receiver works again, enable the channel on the console's channels page (or PATCH /api/alert-channels/${data.channelId} with {"disabled": false}).`,
+    footer: `Channel ${data.channelId} · disabled ${data.disabledAt}`,
+    level: 'HIGH',
+    colour: LEVEL_COLOURS.HIGH,
+    at: data.disabledAt,
+  };
+}
+
 export function messageParts(payload: EventPayload): MessageParts {
+  if (isChannelNotice(payload)) return noticeParts(payload);
   if (isWeeklyDigest(payload)) {
     return {
       title: digestHeadline(payload),

@@ -6,6 +6,7 @@ import {
   HITS_SIGNAL,
   searchAttributes,
   type AlertInput,
+  type AlertPayloadJson,
   type AlertResult,
   type ChannelTestInput,
   type ReadyAlertInput,
@@ -14,6 +15,7 @@ import {
 } from '../../workflows/shared';
 
 const TRIPWIRE_EVENT = 'canary.tripwire_triggered';
+const TEST_EVENT = 'canary.test_alert';
 
 /**
  * What the Temporal UI shows of an alert before it runs: a one-line summary and details with the
@@ -36,7 +38,9 @@ function describeStart(input: AlertInput) {
       ? `Resend of ${input.resendOf}`
       : event === TRIPWIRE_EVENT
         ? `${level ?? 'Threat'} alert`
-        : `Test alert to ${channelIds?.[0] ?? 'a channel'}`;
+        : event === TEST_EVENT
+          ? `Test alert to ${channelIds?.[0] ?? 'a channel'}`
+          : `Notice ${event}`;
   const staticSummary = [what, canaryId && `canary ${canaryId}`].filter(Boolean).join(' · ');
   const staticDetails = [
     `**Account** \`${input.accountId}\``,
@@ -90,6 +94,30 @@ export async function startAlert(
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
   }
   return temporal.client.workflow.getHandle<typeof alertWorkflow>(workflowId);
+}
+
+/**
+ * Starts a notice about the account's channels (`channel.disabled`) to every enabled channel
+ * and the built-ins, recovering like an alert. `noticeId` makes the workflow id: starting it
+ * again starts nothing.
+ */
+export async function startNotice(
+  temporal: Temporal,
+  input: { accountId: string; payload: AlertPayloadJson; noticeId: string },
+): Promise<void> {
+  try {
+    await temporal.client.workflow.start<typeof alertWorkflow>(
+      'alertWorkflow',
+      startOptions(temporal, `notice-${input.noticeId}`, {
+        kind: 'ready',
+        accountId: input.accountId,
+        payload: input.payload,
+        recoveryMs: temporal.alertRecoveryMs,
+      }),
+    );
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
 }
 
 /**

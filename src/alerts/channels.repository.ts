@@ -1,4 +1,4 @@
-import type { Collection, Db } from 'mongodb';
+import type { AnyBulkWriteOperation, Collection, Db } from 'mongodb';
 import type { CollectionIndexes } from '../db/mongo';
 import { newId } from '../ids';
 import type { AlertEvent, AlertLevel } from './payload';
@@ -33,13 +33,38 @@ export interface AlertChannel {
   standardWebhooks: boolean;
   lastError: ChannelError | null;
   lastDeliveryAt: Date | null;
+  /**
+   * Endpoint health: the first failed delivery since the channel last delivered (or was enabled
+   * again); null while it delivers. Past `CHANNEL_DISABLE_AFTER` the channel is disabled.
+   */
+  failingSince: Date | null;
+  /** Why and when the service disabled the channel itself; null otherwise (and once enabled). */
+  disabledReason: string | null;
+  disabledAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }
 
-type ChannelDoc = Omit<AlertChannel, 'id'> & { _id: string };
+type ChannelDoc = Omit<AlertChannel, 'id'> & {
+  _id: string;
+  /**
+   * The outcome record (its sealed log id) whose failure disabled the channel: that record, run
+   * again after a crash, finds its own disable and finishes the audit entry and the notice.
+   */
+  disabledBy?: string | null;
+};
 
+/** Fields that channels made before them lack: `withDefaults` fills them in. */
 type RoutingFields = 'events' | 'minLevel' | 'standardWebhooks';
+type LaterFields =
+  RoutingFields | 'previousSecret' | 'failingSince' | 'disabledReason' | 'disabledAt';
+
+/** A channel the service disabled, with what the audit entry and the notice say of it. */
+export interface DisabledChannel {
+  channel: AlertChannel;
+  /** The outcome record that disabled it: the audit entry and the notice are named after it. */
+  disabledBy: string;
+}
 
 export type ChannelChanges = Partial<
   Pick<AlertChannel, 'name' | 'url' | 'secret' | 'disabled' | RoutingFields>
@@ -47,7 +72,7 @@ export type ChannelChanges = Partial<
 
 /** Channels made before routing existed have no routing fields: they receive everything. */
 function withDefaults(
-  channel: Omit<AlertChannel, RoutingFields | 'previousSecret'> & Partial<AlertChannel>,
+  channel: Omit<AlertChannel, LaterFields> & Partial<AlertChannel>,
 ): AlertChannel {
   return {
     ...channel,
@@ -55,6 +80,9 @@ function withDefaults(
     minLevel: channel.minLevel ?? null,
     standardWebhooks: channel.standardWebhooks ?? false,
     previousSecret: channel.previousSecret ?? null,
+    failingSince: channel.failingSince ?? null,
+    disabledReason: channel.disabledReason ?? null,
+    disabledAt: channel.disabledAt ?? null,
   };
 }
 
@@ -63,9 +91,17 @@ export const channelsIndexes: CollectionIndexes = {
   indexes: [{ key: { accountId: 1, createdAt: 1 }, name: 'account_created' }],
 };
 
-function toChannel({ _id, ...rest }: ChannelDoc): AlertChannel {
+function toChannel({ _id, disabledBy: _, ...rest }: ChannelDoc): AlertChannel {
   return withDefaults({ id: _id, ...rest });
 }
+
+/** Enabling a channel clears why the service disabled it and restarts its health clock. */
+const ENABLED_AGAIN = {
+  failingSince: null,
+  disabledReason: null,
+  disabledAt: null,
+  disabledBy: null,
+};
 
 /**
  * Reads and writes name the owning account in their filter; only `ownerOf` and the worker's
@@ -93,6 +129,9 @@ export class ChannelsRepository {
       disabled: false,
       lastError: null,
       lastDeliveryAt: null,
+      failingSince: null,
+      disabledReason: null,
+      disabledAt: null,
       createdAt: now,
       updatedAt: now,
     };
@@ -122,7 +161,12 @@ export class ChannelsRepository {
       { _id: channelId, accountId },
       // A secret set outright replaces it at once: no rotation's overlap survives it.
       {
-        $set: { ...changes, ...('secret' in changes && { previousSecret: null }), updatedAt: now },
+        $set: {
+          ...changes,
+          ...('secret' in changes && { previousSecret: null }),
+          ...(changes.disabled === false && ENABLED_AGAIN),
+          updatedAt: now,
+        },
       },
       { returnDocument: 'after' },
     );
@@ -153,9 +197,10 @@ export class ChannelsRepository {
   }
 
   /**
-   * After an alert's deliveries, in one write: success clears a channel's `lastError`, failure
-   * sets it. Unscoped: the worker records it on no caller's behalf, and the delivery already
-   * checked the channel's account.
+   * After an alert's deliveries, in one write: success clears a channel's `lastError` and its
+   * failing clock, failure sets the error and starts the clock if it is not running. Unscoped:
+   * the worker records it on no caller's behalf, and the delivery already checked the channel's
+   * account.
    */
   async recordOutcomes(
     outcomes: { channelId: string; error: ChannelError | null }[],
@@ -163,13 +208,57 @@ export class ChannelsRepository {
   ): Promise<void> {
     if (!outcomes.length) return;
     await this.channels.bulkWrite(
-      outcomes.map(({ channelId, error }) => ({
-        updateOne: {
-          filter: { _id: channelId },
-          update: { $set: error ? { lastError: error } : { lastError: null, lastDeliveryAt: at } },
-        },
-      })),
+      outcomes.flatMap(({ channelId, error }): AnyBulkWriteOperation<ChannelDoc>[] =>
+        error
+          ? [
+              { updateOne: { filter: { _id: channelId }, update: { $set: { lastError: error } } } },
+              {
+                updateOne: {
+                  filter: { _id: channelId, failingSince: null },
+                  update: { $set: { failingSince: at } },
+                },
+              },
+            ]
+          : [
+              {
+                updateOne: {
+                  filter: { _id: channelId },
+                  update: { $set: { lastError: null, lastDeliveryAt: at, failingSince: null } },
+                },
+              },
+            ],
+      ),
       { ordered: false },
     );
+  }
+
+  /**
+   * Disables a channel failing since `cutoff` or earlier, in one conditional write: of several
+   * workers recording failures at once only one matches, so it is disabled (and announced) once.
+   * `by` names the outcome record; that record run again finds the channel it disabled. Null when
+   * the channel is healthy, already disabled, or gone.
+   */
+  async disableFailing(
+    channelId: string,
+    cutoff: Date,
+    reason: string,
+    by: string,
+    now: Date,
+  ): Promise<DisabledChannel | null> {
+    const doc =
+      (await this.channels.findOneAndUpdate(
+        { _id: channelId, disabled: false, failingSince: { $ne: null, $lte: cutoff } },
+        {
+          $set: {
+            disabled: true,
+            disabledReason: reason,
+            disabledAt: now,
+            disabledBy: by,
+            updatedAt: now,
+          },
+        },
+        { returnDocument: 'after' },
+      )) ?? (await this.channels.findOne({ _id: channelId, disabledBy: by }));
+    return doc && { channel: toChannel(doc), disabledBy: by };
   }
 }

@@ -97,6 +97,14 @@ export const channelView = z
       .object({ message: z.string(), status: z.number().int().nullable(), at: z.iso.datetime() })
       .nullable(),
     lastDeliveryAt: z.iso.datetime().nullable(),
+    /** The first failed delivery since the channel last delivered (or was enabled); null while it delivers. */
+    failingSince: z.iso.datetime().nullable(),
+    /**
+     * Why the service disabled the channel itself (its deliveries kept failing for
+     * `CHANNEL_DISABLE_AFTER`), and when; null otherwise. Enabling the channel clears both.
+     */
+    disabledReason: z.string().nullable(),
+    disabledAt: z.iso.datetime().nullable(),
     createdAt: z.iso.datetime(),
   })
   .meta({ id: 'AlertChannel' });
@@ -128,6 +136,9 @@ function describe(channel: AlertChannel): z.output<typeof channelView> {
       at: channel.lastError.at.toISOString(),
     },
     lastDeliveryAt: channel.lastDeliveryAt?.toISOString() ?? null,
+    failingSince: channel.failingSince?.toISOString() ?? null,
+    disabledReason: channel.disabledReason,
+    disabledAt: channel.disabledAt?.toISOString() ?? null,
     createdAt: channel.createdAt.toISOString(),
   };
 }
@@ -301,6 +312,8 @@ export const channelOperations = [
     method: 'patch',
     path: '/api/alert-channels/{channel_id}',
     summary: 'Change, enable or disable a channel',
+    description:
+      'Enabling a channel (`disabled: false`) clears `disabledReason` and `disabledAt` and restarts its failing clock (`failingSince`).',
     auth: 'session',
     body: updateSchema,
     success: { status: 200, description: 'The channel' },

@@ -177,11 +177,56 @@ export const weeklyDigestPayloadSchema = z
   })
   .strict();
 
-export type WeeklyDigestPayload = z.infer<typeof weeklyDigestPayloadSchema>;
+/**
+ * Not an alert but a notice about the account's own channels: sent when a channel was disabled
+ * because its deliveries kept failing (`CHANNEL_DISABLE_AFTER`). Its own schema beside the v1
+ * alert payloads, which stay as the spec has them; `threatEventId` is always null.
+ */
+export const CHANNEL_DISABLED_EVENT = 'channel.disabled';
 
-/** Anything a channel is sent: an alert (the spec's two events) or the weekly digest. */
-export const eventPayloadSchema = z.union([alertPayloadSchema, weeklyDigestPayloadSchema]);
-export type EventPayload = AlertPayload | WeeklyDigestPayload;
+export const channelDisabledPayloadSchema = z
+  .object({
+    version: z.literal('1'),
+    event: z.literal(CHANNEL_DISABLED_EVENT),
+    sentAt: isoInstant,
+    data: z
+      .object({
+        event: z.literal(CHANNEL_DISABLED_EVENT),
+        channelId: z.string(),
+        channelKind: z.string(),
+        channelName: z.string(),
+        reason: z.string(),
+        disabledAt: isoInstant,
+        /** The first failure since the channel last delivered (or was enabled). */
+        failingSince: isoInstant,
+        lastDeliveryAt: isoInstant.nullable(),
+        lastError: z
+          .object({ message: z.string(), status: z.number().int().nullable() })
+          .nullable(),
+        threatEventId: z.null(),
+      })
+      .strict(),
+  })
+  .strict();
+
+export type WeeklyDigestPayload = z.infer<typeof weeklyDigestPayloadSchema>;
+export type ChannelDisabledPayload = z.infer<typeof channelDisabledPayloadSchema>;
+
+/** Anything a channel is sent: an alert (the spec's two events), the weekly digest or a notice. */
+export type EventPayload = AlertPayload | WeeklyDigestPayload | ChannelDisabledPayload;
 
 export const isWeeklyDigest = (payload: EventPayload): payload is WeeklyDigestPayload =>
   payload.event === WEEKLY_DIGEST_EVENT;
+
+export const isChannelNotice = (payload: EventPayload): payload is ChannelDisabledPayload =>
+  payload.event === CHANNEL_DISABLED_EVENT;
+
+/** Checks a payload against its event's schema (the spec's v1 alert schema for any other event). */
+export function parseEventPayload(json: unknown) {
+  const event = (json as { event?: unknown } | null)?.event;
+  return event === WEEKLY_DIGEST_EVENT
+    ? weeklyDigestPayloadSchema.safeParse(json)
+    : event === CHANNEL_DISABLED_EVENT
+      ? channelDisabledPayloadSchema.safeParse(json)
+      : alertPayloadSchema.safeParse(json);
+}

@@ -1,6 +1,7 @@
 import { z, type ZodType } from 'zod';
 import {
   alertPayloadSchema,
+  channelDisabledPayloadSchema,
   testAlertPayload,
   weeklyDigestPayloadSchema,
   WEEKLY_DIGEST_EVENT,
@@ -19,6 +20,8 @@ z.object({ detail: z.union([z.string(), z.looseObject({ error: z.string() })]) }
 alertPayloadSchema.meta({ id: 'AlertPayloadV1' });
 /** The weekly digest, in the same envelope. */
 weeklyDigestPayloadSchema.meta({ id: 'WeeklyDigestPayloadV1' });
+/** The notice sent when the service disabled one of the account's channels. */
+channelDisabledPayloadSchema.meta({ id: 'ChannelDisabledNotice' });
 
 type JsonSchema = Record<string, unknown>;
 
@@ -221,56 +224,62 @@ const WEBHOOK_HEADERS = [
   ['webhook-signature', 'Standard Webhooks: `v1,<base64>` keyed with the channel secret', false],
 ] as const;
 
-const webhookHeaders = () =>
-  WEBHOOK_HEADERS.map(([name, description, required]) => ({
-    name,
-    in: 'header',
-    required,
-    description,
-    schema: { type: 'string' },
-  }));
+function webhook(
+  summary: string,
+  description: string,
+  operationId: string,
+  schema: string,
+  { tag = 'Alert channels', example }: { tag?: string; example?: unknown } = {},
+) {
+  return {
+    post: {
+      operationId,
+      summary,
+      description,
+      tags: [tag],
+      parameters: WEBHOOK_HEADERS.map(([name, description, required]) => ({
+        name,
+        in: 'header',
+        required,
+        description,
+        schema: { type: 'string' },
+      })),
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: ref(schema),
+            ...(example !== undefined && { example }),
+          },
+        },
+      },
+      responses: { '2XX': { description: 'Accepted' } },
+    },
+  };
+}
 
 function webhooks() {
   return {
-    alert: {
-      post: {
-        operationId: 'receiveAlert',
-        summary: 'An alert, as a generic webhook channel receives it (payload version 1)',
-        description:
-          'Sent to the channel URL for each alert (`canary.tripwire_triggered`) and channel test (`canary.test_alert`). Verify the signature over the exact bytes received before parsing. Answer 2xx to accept; 408, 429 and 5xx are retried, other statuses are not.',
-        tags: ['Alert channels'],
-        parameters: webhookHeaders(),
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: ref('AlertPayloadV1'),
-              example: testAlertPayload(new Date('2026-01-01T00:00:00.000Z')),
-            },
-          },
-        },
-        responses: { '2XX': { description: 'Accepted' } },
-      },
-    },
-    weeklyDigest: {
-      post: {
-        operationId: 'receiveWeeklyDigest',
-        summary: 'A weekly digest, as a generic webhook channel receives it (payload version 1)',
-        description: `Sent to the channels chosen in \`PUT /api/weekly\` (event \`${WEEKLY_DIGEST_EVENT}\`), with the same headers and signature as an alert. A report, never an incident.`,
-        tags: ['Weekly digest'],
-        parameters: webhookHeaders(),
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: ref('WeeklyDigestPayloadV1'),
-              example: EXAMPLE_DIGEST,
-            },
-          },
-        },
-        responses: { '2XX': { description: 'Accepted' } },
-      },
-    },
+    alert: webhook(
+      'An alert, as a generic webhook channel receives it (payload version 1)',
+      'Sent to the channel URL for each alert (`canary.tripwire_triggered`) and channel test (`canary.test_alert`). Verify the signature over the exact bytes received before parsing. Answer 2xx to accept; 408, 429 and 5xx are retried, other statuses are not.',
+      'receiveAlert',
+      'AlertPayloadV1',
+      { example: testAlertPayload(new Date('2026-01-01T00:00:00.000Z')) },
+    ),
+    weeklyDigest: webhook(
+      'A weekly digest, as a generic webhook channel receives it (payload version 1)',
+      `Sent to the channels chosen in \`PUT /api/weekly\` (event \`${WEEKLY_DIGEST_EVENT}\`), with the same headers and signature as an alert. A report, never an incident.`,
+      'receiveWeeklyDigest',
+      'WeeklyDigestPayloadV1',
+      { tag: 'Weekly digest', example: EXAMPLE_DIGEST },
+    ),
+    channelDisabled: webhook(
+      "A notice that the service disabled one of the account's channels",
+      'Sent (`X-Service-Event: channel.disabled`) to every other enabled channel once a channel has delivered nothing for `CHANNEL_DISABLE_AFTER` while its deliveries kept failing; signed and retried like an alert.',
+      'receiveChannelDisabled',
+      'ChannelDisabledNotice',
+    ),
   };
 }
 

@@ -200,6 +200,8 @@ ${webhook.parameters.map((p) => `| \`${p.name}\` | ${p.required ? 'yes' : 'no'} 
 
 The body is [AlertPayloadV1](#alertpayloadv1).
 
+${(doc.webhooks.channelDisabled!.post as { description: string }).description} The same headers; the body is [ChannelDisabledNotice](#channeldisablednotice).
+
 ## Schemas
 
 ${Object.entries(doc.components.schemas)

@@ -40,6 +40,9 @@ describe('alert channels', () => {
       standardWebhooks: true,
       lastError: null,
       lastDeliveryAt: null,
+      failingSince: null,
+      disabledReason: null,
+      disabledAt: null,
       createdAt: expect.any(String),
     });
     const listed = await request(t.app).get('/api/alert-channels').set(as(who));

@@ -8,6 +8,7 @@ import {
 } from '@temporalio/worker';
 import type { Db } from 'mongodb';
 import { createActivities, type Activities } from '../../activities';
+import type { ChannelHealth } from '../../src/alerts/alert-outcomes';
 import type { BuiltInSettings } from '../../src/alerts/built-in-channels';
 import { IpEnricher } from '../../src/alerts/enrichment';
 
@@ -47,6 +48,8 @@ export async function startTestWorker(
   wrap: (activities: Activities) => Activities = (activities) => activities,
   /** Another Temporal server than the test suite's (one with the Web UI, say). */
   address = process.env.TEMPORAL_ADDRESS,
+  /** Channels disabled on their own after failing this long (CHANNEL_DISABLE_AFTER); absent: never. */
+  channelHealth?: ChannelHealth,
 ): Promise<{ stop(): Promise<void> }> {
   quietRuntime();
   const connection = await NativeConnection.connect({ address });
@@ -60,6 +63,7 @@ export async function startTestWorker(
         allowPrivateTargets: true,
         builtIns: { ...NO_BUILT_INS, ...builtIns },
         enricher: new IpEnricher(),
+        channelHealth,
       }),
     ),
   });

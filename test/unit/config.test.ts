@@ -33,6 +33,7 @@ describe('loadConfig', () => {
       TRIPWIRE_JOURNAL_DIR: '.data/tripwire-journal',
       ALERT_GATHER_MS: 2000,
       ALERT_RECOVERY_SCHEDULE: [60_000, 300_000, 1_800_000, 7_200_000, 28_800_000, 86_400_000],
+      CHANNEL_DISABLE_AFTER: 432_000_000,
       ABUSEIPDB_BASE_URL: 'https://api.abuseipdb.com',
       WORKER_METRICS_PORT: 9464,
       WORKER_ACTIVITY_SLOTS: 100,
@@ -113,6 +114,17 @@ describe('loadConfig', () => {
     for (const bad of ['5', '1w', '-1m', '1.5h', '2 s']) {
       expect(() => loadConfig({ ...base, ALERT_RECOVERY_SCHEDULE: `1m,${bad}` })).toThrow(
         `ALERT_RECOVERY_SCHEDULE: "${bad}" is not a duration like 30s, 5m, 2h or 1d`,
+      );
+    }
+  });
+
+  it('when CHANNEL_DISABLE_AFTER is a duration, then it parses; anything else is named', () => {
+    expect(loadConfig({ ...base, CHANNEL_DISABLE_AFTER: '90s' }).CHANNEL_DISABLE_AFTER).toBe(
+      90_000,
+    );
+    for (const bad of ['', '0s', '5', '1w', '-1d', '2 d']) {
+      expect(() => loadConfig({ ...base, CHANNEL_DISABLE_AFTER: bad })).toThrow(
+        `CHANNEL_DISABLE_AFTER: "${bad}" is not a duration like 30s, 5m, 2h or 5d`,
       );
     }
   });

@@ -271,6 +271,12 @@ function ChannelCard({ channel, changed }: { channel: Channel; changed: () => Pr
         </span>
       </h3>
       <p class="url">{channel.url}</p>
+      {channel.disabledReason && (
+        <p class="note error" data-testid="disabled-reason">
+          Disabled by the service <Time iso={channel.disabledAt} />: {channel.disabledReason}.
+          Enabling it starts its health clock again.
+        </p>
+      )}
       <p data-testid="routing">{routingText(channel)}</p>
       <p>
         Last delivery: <Time iso={channel.lastDeliveryAt} />

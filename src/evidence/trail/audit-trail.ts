@@ -22,7 +22,14 @@ export interface AuditEvent {
 /** Written by the delivery activities after an alert's last attempt to a channel. */
 export const DELIVERY_OUTCOME_KIND = 'audit.delivery.outcome';
 
-const AUDIT_KINDS = [...KEY_AUDIT_ACTIONS.map((a) => `audit.${a}`), DELIVERY_OUTCOME_KIND];
+/** Written when the service disabled a channel whose deliveries kept failing. */
+export const CHANNEL_DISABLED_KIND = 'audit.channel.disabled';
+
+const AUDIT_KINDS = [
+  ...KEY_AUDIT_ACTIONS.map((a) => `audit.${a}`),
+  DELIVERY_OUTCOME_KIND,
+  CHANNEL_DISABLED_KIND,
+];
 
 /** What an `audit.api_key.*` record seals (the trail shows it as it was sealed). */
 export const keyAuditData = z.object({
@@ -49,6 +56,20 @@ export const deliveryOutcomeData = z.object({
   threat_event_id: z.string().nullable(),
   outcome: z.enum(DELIVERY_OUTCOMES),
   status: z.number().int().nullable(),
+  error: z.string().nullable(),
+});
+
+/** What an `audit.channel.disabled` record seals: the channel, why, and the failure that did it. */
+export const channelDisabledData = z.object({
+  at: z.iso.datetime(),
+  channel_id: z.string(),
+  channel_kind: z.string(),
+  channel_name: z.string(),
+  reason: z.string(),
+  failing_since: z.iso.datetime(),
+  last_delivery_at: z.iso.datetime().nullable(),
+  /** The delivery whose failure disabled it. */
+  delivery_id: z.string(),
   error: z.string().nullable(),
 });
 

@@ -9,6 +9,7 @@ import {
 } from '../../http/pagination';
 import { sessionOf } from '../../auth/session-auth';
 import {
+  channelDisabledData,
   deliveryOutcomeData,
   KEY_AUDIT_ACTIONS,
   keyAuditData,
@@ -24,6 +25,7 @@ const entryBase = {
 export const auditEntryView = z.discriminatedUnion('action', [
   keyAuditData.extend({ ...entryBase, action: z.enum(KEY_AUDIT_ACTIONS) }),
   deliveryOutcomeData.extend({ ...entryBase, action: z.literal('delivery.outcome') }),
+  channelDisabledData.extend({ ...entryBase, action: z.literal('channel.disabled') }),
 ]);
 export const auditTrailView = z
   .object({
@@ -35,8 +37,8 @@ export const auditTrailView = z
   .meta({ id: 'AuditTrailPage' });
 
 /**
- * Records come back untyped from the log; their data was checked against `keyAuditData` and
- * `deliveryOutcomeData` when sealed (audit-trail.ts), so the cast holds for `audit.*` kinds.
+ * Records come back untyped from the log; their data was checked against `keyAuditData`,
+ * `deliveryOutcomeData` and `channelDisabledData` when sealed (audit-trail.ts), so the cast holds for `audit.*` kinds.
  */
 function describeEntry(record: EvidenceRecord): z.output<typeof auditEntryView> {
   return {
@@ -59,7 +61,7 @@ export const trailOperations = [
     path: '/api/audit/trail',
     summary: 'Audit trail, newest first',
     description:
-      'Key created, used (method, path, status, request id), revoked, and delivery outcomes; each entry is a sealed evidence record.',
+      'Key created, used (method, path, status, request id), revoked, delivery outcomes, and channels the service disabled; each entry is a sealed evidence record.',
     auth: 'session',
     query: seqPageQuery,
     deprecatedQuery: DEPRECATED_SEQ_QUERY,
