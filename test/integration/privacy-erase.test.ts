@@ -257,7 +257,13 @@ describe('POST /api/privacy/erase', () => {
     await request(t.app)
       .put('/api/weekly')
       .set(as(who))
-      .send({ enabled: true, weekday: 'friday', hour: 8, time_zone: 'UTC', channels: [] })
+      .send({
+        enabled: true,
+        weekday: 'friday',
+        hour: 8,
+        time_zone: 'UTC',
+        channels: ['builtin:email'],
+      })
       .expect(200);
     const schedule = t.temporal.client.schedule.getHandle(weeklyScheduleId(who.userId));
     await schedule.describe();
