@@ -123,8 +123,11 @@ async function main(): Promise<void> {
     const tripwires: string[] = [];
     for (let i = 0; i < 10; i++) tripwires.push(await plant());
 
-    /** The i-th request of the mix: half tripwire hits, half the console's reads and plants. */
-    const request = async (i: number): Promise<void> => {
+    /**
+     * The i-th request of the mix: half tripwire hits, half the console's reads and now and then
+     * a new canary. Returns what it was.
+     */
+    const request = async (i: number): Promise<string> => {
       const reads = ['/api/canaries', '/api/threat-events', '/api/dashboard', '/api/usage'];
       if (i % 2 === 0) {
         const res = await fetch(`${base}${tripwires[(i / 2) % tripwires.length]!}`, {
@@ -132,18 +135,23 @@ async function main(): Promise<void> {
         });
         await res.arrayBuffer();
         if (res.status >= 400) throw new Error(`tripwire hit: HTTP ${res.status}`);
-      } else if (i % 200 === 1) {
-        tripwires.push(await plant());
-      } else {
-        await call(reads[((i - 1) / 2) % reads.length]!, { headers: auth });
+        return 'hit';
       }
+      if (i % 200 === 1) {
+        tripwires.push(await plant());
+        return 'plant';
+      }
+      const path = reads[((i - 1) / 2) % reads.length]!;
+      await call(path, { headers: auth });
+      return path.slice('/api/'.length);
     };
 
     const rows = [
-      `| Service soak, ${RATE} requests/s | store files MB | documents MB (dbStats) | database RSS MB | requests | errors | p50 ms | p99 ms |`,
-      '|---|---:|---:|---:|---:|---:|---:|---:|',
+      `| Service soak, ${RATE} requests/s | store files MB | documents MB (dbStats) | database RSS MB | requests | errors | p50 ms | p99 ms | p50 ms by request |`,
+      '|---|---:|---:|---:|---:|---:|---:|---:|---|',
     ];
     let latencies: number[] = [];
+    let byKind = new Map<string, number[]>();
     let errors = 0;
     let lastError = '';
     const takeSample = async (label: string) => {
@@ -155,10 +163,20 @@ async function main(): Promise<void> {
         `| ${label} | ${database ? (await folderMb(database.dbPath)).toFixed(1) : '—'} | ` +
         `${(dataSize / 1e6).toFixed(1)} | ${database ? residentMb(database.pid).toFixed(0) : '—'} | ` +
         `${sorted.length} | ${errors} | ${sorted.length ? pct(sorted, 50).toFixed(1) : '—'} | ` +
-        `${sorted.length ? pct(sorted, 99).toFixed(1) : '—'} |`;
+        `${sorted.length ? pct(sorted, 99).toFixed(1) : '—'} | ` +
+        `${[...byKind]
+          .map(
+            ([kind, ms]) =>
+              `${kind} ${pct(
+                ms.sort((a, b) => a - b),
+                50,
+              ).toFixed(0)}`,
+          )
+          .join(', ')} |`;
       rows.push(row);
       console.error(row + (lastError ? ` (last error: ${lastError})` : ''));
       latencies = [];
+      byKind = new Map();
       errors = 0;
       lastError = '';
     };
@@ -176,7 +194,11 @@ async function main(): Promise<void> {
         const sent = performance.now();
         void request(i)
           .then(
-            () => latencies.push(performance.now() - sent),
+            (kind) => {
+              const ms = performance.now() - sent;
+              latencies.push(ms);
+              byKind.set(kind, [...(byKind.get(kind) ?? []), ms]);
+            },
             (err: unknown) => {
               errors++;
               lastError = String(err);
