@@ -5,7 +5,7 @@
  * on a free port, fsync on, one commit per statement, over loopback TCP.
  *
  *   npm run bench:database -- [--sizes 1000,10000,100000] [--writes 20000] [--reads 1000]
- *                             [--idle 15] [--soak 0] [--data-dir .data/bench-database]
+ *                             [--warmup 5000] [--idle 15] [--soak 0] [--data-dir .data/bench-database]
  *
  * 1. Writes: `--writes` single inserts of 275-byte documents (random `_id`s), then one `$inc` of
  *    each, every one acknowledged only once on disk (`j: true`; PostgreSQL: a synced commit). The
@@ -13,9 +13,12 @@
  *    data (the documents' BSON bytes), and the bytes the server process wrote to the disk per call.
  * 2. Open: each size's data in a folder of its own (filled once and kept), the server started
  *    again: time from the start to the first answered read.
- * 3. Reads, alternating call by call between the smallest and the largest size: by `_id` and by a
+ * 3. Reads, taking turns call by call between the two engines and the smallest and the largest
+ *    size (so a change in the shared machine's load falls on all four alike): by `_id` and by a
  *    secondary index (`account`, `seq`), each drawn uniformly from the whole collection, and the
- *    hot case (the same document again and again) as a second row.
+ *    hot case (the same document again and again) as a second row. Before they are measured,
+ *    `--warmup` unmeasured calls of each (a fresh JVM compiles its hot paths over the first
+ *    thousands), after the store has finished compacting what filling it left behind.
  *
  * 4. With `--soak N`: N minutes of the service's mix at 25 requests/s (each a session read, a meter
  *    counter `$inc` and a `j: true` evidence append), the store file and the server's resident
@@ -40,6 +43,7 @@ const { values } = parseArgs({
     sizes: { type: 'string', default: '1000,10000,100000' },
     writes: { type: 'string', default: '20000' },
     reads: { type: 'string', default: '1000' },
+    warmup: { type: 'string', default: '5000' },
     idle: { type: 'string', default: '15' },
     soak: { type: 'string', default: '0' },
     'data-dir': { type: 'string', default: '.data/bench-database' },
@@ -49,6 +53,7 @@ const { values } = parseArgs({
 const SIZES = values.sizes.split(',').map(Number);
 const WRITES = Number(values.writes);
 const READS = Number(values.reads);
+const WARMUP = Number(values.warmup);
 const IDLE_S = Number(values.idle);
 const SOAK_MINUTES = Number(values.soak);
 const PG_BIN = '/usr/lib/postgresql/15/bin';
@@ -225,41 +230,47 @@ async function writes(mongo: Mongo, pg: Client): Promise<string[]> {
         .n,
     ),
   });
-  const written = async () => ({ mongo: bytesWritten(pid), pg: await pgBytesWritten(pg) });
+  /**
+   * One phase on each engine in turn, with the bytes each wrote during its own part (the embedded
+   * server's idle compaction while PostgreSQL runs is not counted as the phase's).
+   */
+  const phase = async (mongoOp: (i: number) => Promise<unknown>, pgOp: typeof mongoOp) => {
+    const mongoBefore = bytesWritten(pid);
+    const mongoMs = await timed(WRITES, mongoOp);
+    const mongoBytes = bytesWritten(pid) - mongoBefore;
+    const pgBefore = await pgBytesWritten(pg);
+    const pgMs = await timed(WRITES, pgOp);
+    const pgBytes = (await pgBytesWritten(pg)) - pgBefore;
+    return { ms: { mongo: mongoMs, pg: pgMs }, bytes: { mongo: mongoBytes, pg: pgBytes } };
+  };
 
-  const before = { size: await sizes(), written: await written() };
-  const insertMs = {
-    mongo: await timed(WRITES, (i) => collection.insertOne(docs[i]!, DURABLE)),
-    pg: await timed(WRITES, (i) =>
+  const inserts = await phase(
+    (i) => collection.insertOne(docs[i]!, DURABLE),
+    (i) =>
       pg.query({
         name: 'insert',
         text: 'INSERT INTO writes VALUES ($1, $2, $3, $4)',
         values: pgRow(docs[i]!),
       }),
-    ),
-  };
-  const inserted = { size: await sizes(), written: await written() };
-  const updateMs = {
-    mongo: await timed(WRITES, (i) =>
-      collection.updateOne({ _id: ids[order[i]!]! }, { $inc: { 'data.n': 1 } }, DURABLE),
-    ),
-    pg: await timed(WRITES, (i) =>
+  );
+  const inserted = await sizes();
+  const updates = await phase(
+    (i) => collection.updateOne({ _id: ids[order[i]!]! }, { $inc: { 'data.n': 1 } }, DURABLE),
+    (i) =>
       pg.query({
         name: 'update',
         text: `UPDATE writes SET doc = jsonb_set(doc, '{data,n}', to_jsonb((doc->'data'->>'n')::int + 1)) WHERE id = $1`,
         values: [ids[order[i]!]],
       }),
-    ),
-  };
-  const updated = { size: await sizes(), written: await written() };
+  );
+  const updated = await sizes();
   await new Promise((r) => setTimeout(r, IDLE_S * 1000));
   const idle = await sizes();
   console.log(`writes: done (${mb(logical)} MB of documents)`);
   const row = (engine: 'mongo' | 'pg', name: string) =>
-    `| ${name} | ${pct(insertMs[engine], 0.5).toFixed(2)} | ${pct(updateMs[engine], 0.5).toFixed(2)} | ` +
-    `${kb((inserted.written[engine] - before.written[engine]) / WRITES)} | ` +
-    `${kb((updated.written[engine] - inserted.written[engine]) / WRITES)} | ` +
-    `${mb(inserted.size[engine])} | ${mb(updated.size[engine])} | ${mb(idle[engine])} | ` +
+    `| ${name} | ${pct(inserts.ms[engine], 0.5).toFixed(2)} | ${pct(updates.ms[engine], 0.5).toFixed(2)} | ` +
+    `${kb(inserts.bytes[engine] / WRITES)} | ${kb(updates.bytes[engine] / WRITES)} | ` +
+    `${mb(inserted[engine])} | ${mb(updated[engine])} | ${mb(idle[engine])} | ` +
     `**${(idle[engine] / logical).toFixed(1)}×** |`;
   return [
     `| ${WRITES} single inserts, then one \`$inc\` of each (${mb(logical)} MB of documents) | insert p50 ms | update p50 ms | KB written per insert | KB written per update | MB after inserts | MB after updates | MB after ${IDLE_S} s idle | idle / data |`,
@@ -394,42 +405,59 @@ function readsOf(byId: Read, byIndex: Read): Record<string, Read> {
   };
 }
 
+type Targets = Record<'mongoSmall' | 'mongoLarge' | 'pgSmall' | 'pgLarge', Record<string, Read>>;
+
 /**
- * Per read, p50 and p99 ms over the small and the large collection, alternating call by call,
- * after as many unmeasured calls (a fresh JVM compiles its hot paths over the first thousands).
+ * Per read, ms of each call on each engine and size, taking turns call by call, after `WARMUP`
+ * unmeasured calls of each.
  */
-async function compareReads(
-  small: Record<string, Read>,
-  large: Record<string, Read>,
-  sizes: [number, number],
-) {
-  await sample(small, large, sizes);
-  return sample(small, large, sizes);
+async function compareReads(targets: Targets, sizes: [number, number]) {
+  await sample(targets, sizes, WARMUP);
+  return sample(targets, sizes, READS);
 }
 
-async function sample(
-  small: Record<string, Read>,
-  large: Record<string, Read>,
-  sizes: [number, number],
-) {
-  const result: Record<string, { small: number[]; large: number[] }> = {};
-  for (const name of Object.keys(small)) {
+async function sample(targets: Targets, sizes: [number, number], calls: number) {
+  const result: Record<string, Record<keyof Targets, number[]>> = {};
+  for (const name of Object.keys(targets.mongoSmall)) {
     const hot = name.includes('hot');
-    const ms = { small: [] as number[], large: [] as number[] };
-    for (let i = 0; i < READS; i++) {
-      for (const [which, reads, size] of [
-        ['small', small, sizes[0]],
-        ['large', large, sizes[1]],
-      ] as const) {
+    const ms = { mongoSmall: [], mongoLarge: [], pgSmall: [], pgLarge: [] } as Record<
+      keyof Targets,
+      number[]
+    >;
+    for (let i = 0; i < calls; i++) {
+      for (const which of Object.keys(ms) as (keyof Targets)[]) {
+        const size = which.endsWith('Small') ? sizes[0] : sizes[1];
         const pick = hot ? Math.floor(size / 2) : randomInt(size);
         const started = performance.now();
-        await reads[name]!(pick);
+        await targets[which][name]!(pick);
         ms[which].push(performance.now() - started);
       }
     }
     result[name] = ms;
   }
   return result;
+}
+
+/**
+ * Waits until the embedded server's store has stopped compacting (its sync count stays put), so
+ * reads are measured on a settled store rather than beside the rewrite of what filling it left
+ * behind; at most `limitS` seconds. A server without the `tripwireStore` counters is taken as is.
+ */
+async function settled(mongo: Mongo, limitS = 300): Promise<void> {
+  const syncs = async () =>
+    (
+      (await mongo.client.db('admin').command({ serverStatus: 1 })) as {
+        tripwireStore?: { syncs: number };
+      }
+    ).tripwireStore?.syncs;
+  let last = await syncs();
+  if (last === undefined) return;
+  for (let still = 0, waited = 0; still < 5 && waited < limitS; waited++) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const now = await syncs();
+    still = now === last ? still + 1 : 0;
+    last = now;
+  }
 }
 
 async function main(): Promise<void> {
@@ -482,26 +510,32 @@ async function main(): Promise<void> {
     const small = await startMongo(folderOf(smallest));
     const large = await startMongo(folderOf(largest));
     try {
-      const mongoMs = await compareReads(mongoReads(small), mongoReads(large), [smallest, largest]);
-      const pgMs = await compareReads(pgReads(pgClient, smallest), pgReads(pgClient, largest), [
-        smallest,
-        largest,
-      ]);
+      await settled(small);
+      await settled(large);
+      const ms = await compareReads(
+        {
+          mongoSmall: mongoReads(small),
+          mongoLarge: mongoReads(large),
+          pgSmall: pgReads(pgClient, smallest),
+          pgLarge: pgReads(pgClient, largest),
+        },
+        [smallest, largest],
+      );
       const n = (x: number) => x.toLocaleString('en');
       lines.push(
-        `| Read (${READS} calls each, alternating) | engine | p50 ms at ${n(smallest)} | p50 ms at ${n(largest)} | large / small | p99 ms at ${n(smallest)} | p99 ms at ${n(largest)} | p50 / PostgreSQL at ${n(largest)} |`,
+        `| Read (${READS} calls each, taking turns, after ${WARMUP} unmeasured) | engine | p50 ms at ${n(smallest)} | p50 ms at ${n(largest)} | large / small | p99 ms at ${n(smallest)} | p99 ms at ${n(largest)} | p50 / PostgreSQL at ${n(largest)} |`,
         '|---|---|---:|---:|---:|---:|---:|---:|',
       );
-      for (const name of Object.keys(mongoMs)) {
-        for (const [engine, ms] of [
-          [mongoName, mongoMs[name]!],
-          ['PostgreSQL 15', pgMs[name]!],
+      for (const [name, read] of Object.entries(ms)) {
+        for (const [engine, small, large] of [
+          [mongoName, read.mongoSmall, read.mongoLarge],
+          ['PostgreSQL 15', read.pgSmall, read.pgLarge],
         ] as const) {
-          const [s50, l50] = [pct(ms.small, 0.5), pct(ms.large, 0.5)];
-          const vsPg = l50 / pct(pgMs[name]!.large, 0.5);
+          const [s50, l50] = [pct(small, 0.5), pct(large, 0.5)];
+          const vsPg = l50 / pct(read.pgLarge, 0.5);
           lines.push(
             `| ${name} | ${engine} | ${s50.toFixed(3)} | ${l50.toFixed(3)} | **${(l50 / s50).toFixed(2)}** | ` +
-              `${pct(ms.small, 0.99).toFixed(3)} | ${pct(ms.large, 0.99).toFixed(3)} | ${vsPg.toFixed(2)} |`,
+              `${pct(small, 0.99).toFixed(3)} | ${pct(large, 0.99).toFixed(3)} | ${vsPg.toFixed(2)} |`,
           );
         }
       }

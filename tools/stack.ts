@@ -168,7 +168,10 @@ export async function startLocalMongo({
     // An explicit heap: the store keeps a 64 MB page cache and its indexes on disk, so the heap
     // does not grow with the data (see docs/architecture.md, Database).
     const heap = ['-Xms64m', `-Xmx${EMBEDDED_MONGO_HEAP_MB}m`];
-    const args = ['-XX:+UseSerialGC', quiet, ...heap, '-cp', classpath, mainClass];
+    // The JDK keeps, per thread, a native copy buffer as large as the largest file write it made;
+    // compaction writes chunks of megabytes, which left resident memory 100 MB above the heap.
+    const buffers = '-Djdk.nio.maxCachedBufferSize=1048576';
+    const args = ['-XX:+UseSerialGC', quiet, buffers, ...heap, '-cp', classpath, mainClass];
     args.push('--dbpath', folder);
     proc = spawnManaged('java', [...args, '--port', String(port)], { onLine });
   }

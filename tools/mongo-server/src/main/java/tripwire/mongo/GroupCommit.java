@@ -42,8 +42,16 @@ final class GroupCommit {
     private long syncs;
     /** The store's version after the last compaction pass: unchanged means no writes since. */
     private long seenVersion = -1;
-    /** The file's size before the last pass without writes: a pass that did not cut it is the last. */
+    /** Passes without writes in a row that may gain nothing before compaction waits for writes. */
+    static final int QUIET_PASSES_WITHOUT_GAIN = 10;
+
+    /**
+     * The smallest file and the fullest chunks since writes stopped, and how many passes since
+     * either last improved: rewriting a large file gains a percent only every few passes.
+     */
     private long quietSize = Long.MAX_VALUE;
+    private int quietFill = -1;
+    private int passesWithoutGain;
 
     GroupCommit(MVStore store) {
         this.store = store;
@@ -96,7 +104,8 @@ final class GroupCommit {
      * rewrites megabytes every few milliseconds, or (at its default retention) reclaims nothing
      * while every write is a commit. This one rewrites the emptiest chunks at a bounded rate while
      * writes come, and once a second passes without any, compacts the whole file (MVStore's
-     * `compactFile`: rewrite, move chunks together, cut the end) until a pass gains nothing.
+     * `compactFile`: rewrite, move chunks together, cut the end) until passes stop cutting the file
+     * or filling the chunks further.
      */
     private void compact() {
         try {
@@ -107,12 +116,20 @@ final class GroupCommit {
             boolean quiet = store.getCurrentVersion() == seenVersion;
             if (!quiet) {
                 quietSize = Long.MAX_VALUE;
+                quietFill = -1;
+                passesWithoutGain = 0;
             }
             if (sparse() && !quiet) {
                 store.compact(COMPACT_BELOW_PERCENT, COMPACT_BYTES);
-            } else if (sparse() && file.size() < quietSize) {
-                quietSize = file.size();
+            } else if (sparse() && passesWithoutGain < QUIET_PASSES_WITHOUT_GAIN) {
                 compactFile(file);
+                if (file.size() < quietSize || file.getChunksFillRate() > quietFill) {
+                    quietSize = Math.min(quietSize, file.size());
+                    quietFill = Math.max(quietFill, file.getChunksFillRate());
+                    passesWithoutGain = 0;
+                } else {
+                    passesWithoutGain++;
+                }
             }
             store.commit();
             seenVersion = store.getCurrentVersion();

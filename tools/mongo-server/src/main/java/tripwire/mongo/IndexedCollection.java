@@ -1,29 +1,44 @@
 package tripwire.mongo;
 
+import java.util.NoSuchElementException;
+import java.util.UUID;
 import java.util.stream.Stream;
 
 import org.h2.mvstore.MVMap;
 
 import de.bwaldvogel.mongo.MongoDatabase;
+import de.bwaldvogel.mongo.backend.AbstractSynchronizedMongoCollection;
 import de.bwaldvogel.mongo.backend.CollectionOptions;
 import de.bwaldvogel.mongo.backend.CursorRegistry;
+import de.bwaldvogel.mongo.backend.DocumentWithPosition;
 import de.bwaldvogel.mongo.backend.Index;
+import de.bwaldvogel.mongo.backend.Missing;
 import de.bwaldvogel.mongo.backend.QueryResult;
-import de.bwaldvogel.mongo.backend.h2.H2Collection;
+import de.bwaldvogel.mongo.backend.Utils;
+import de.bwaldvogel.mongo.backend.ValueComparator;
 import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.bson.ObjectId;
 
 /**
- * An H2 collection whose queries use the index that serves them best: one whose order is the sort
- * (so a limit stops early), then the one that serves the most keys; the library itself uses an
- * index only when a query names exactly its keys. A query no index serves is a full scan, answered
- * as before and written to the scan log.
+ * A collection whose documents are an MVStore map from `_id` to BSON bytes (the same map and
+ * layout as the library's H2 collection, see {@link BsonDocumentType}), and whose queries use the
+ * index that serves them best: one whose order is the sort (so a limit stops early), then the one
+ * that serves the most keys; the library itself uses an index only when a query names exactly its
+ * keys. A query no index serves is a full scan, answered as before and written to the scan log.
  */
-final class IndexedCollection extends H2Collection {
+final class IndexedCollection extends AbstractSynchronizedMongoCollection<Object> {
+
+    private static final String DATA_SIZE = "dataSize";
+
+    private final MVMap<Object, byte[]> documents;
+    private final MVMap<String, Object> meta;
 
     IndexedCollection(MongoDatabase database, String collectionName, CollectionOptions options,
-                      MVMap<Object, Document> dataMap, MVMap<String, Object> metaMap,
-                      CursorRegistry cursorRegistry) {
-        super(database, collectionName, options, dataMap, metaMap, cursorRegistry);
+                      MVMap<Object, byte[]> documents, MVMap<String, Object> meta, CursorRegistry cursorRegistry) {
+        super(database, collectionName, options, cursorRegistry);
+        this.documents = documents;
+        this.meta = meta;
+        meta.putIfAbsent(DATA_SIZE, 0L);
     }
 
     @Override
@@ -31,6 +46,12 @@ final class IndexedCollection extends H2Collection {
                                          Document fieldSelector) {
         if (orderBy != null && orderBy.containsKey("$natural")) {
             return super.queryDocuments(query, orderBy, skip, limit, batchSize, fieldSelector);
+        }
+        if ("_id".equals(getIdField()) && (query.get("_id") instanceof String || query.get("_id") instanceof ObjectId)) {
+            // The documents' map is keyed by `_id`, and these values are stored as sent: one lookup
+            // instead of a walk of the `_id` index and then of the documents' map.
+            Stream<Document> document = Stream.ofNullable(getDocument(query.get("_id")));
+            return matchDocumentsFromStream(query, document, skip, limit, batchSize, null, fieldSelector);
         }
         OrderedIndex.Scan best = null;
         for (Index<Object> index : getIndexes()) {
@@ -55,15 +76,64 @@ final class IndexedCollection extends H2Collection {
         return matchDocumentsFromStream(documents, query, orderBy, skip, limit, batchSize, fieldSelector);
     }
 
-    /**
-     * A copy: MVStore hands out the very object it keeps, and the library updates documents in
-     * place, so an answer still being written (or a cursor's later batch) would show a newer
-     * version, and two racing findAndModify calls could return the same count.
-     */
+    /** A document of its own for each read: the library changes documents in place. */
     @Override
     protected Document getDocument(Object position) {
-        Document document = super.getDocument(position);
-        return document == null ? null : document.cloneDeeply();
+        byte[] bson = documents.get(position);
+        return bson == null ? null : BsonDocumentType.decode(bson);
+    }
+
+    @Override
+    protected Object addDocumentInternal(Document document) {
+        Object id = getIdField() != null ? Utils.getSubdocumentValue(document, getIdField()) : UUID.randomUUID();
+        if (documents.putIfAbsent(Missing.ofNullable(id), BsonDocumentType.encode(document)) != null) {
+            throw new IllegalStateException("a document with _id " + id + " is already in " + getFullName());
+        }
+        return id;
+    }
+
+    @Override
+    protected void handleUpdate(Object position, Document oldDocument, Document newDocument) {
+        documents.put(Missing.ofNullable(position), BsonDocumentType.encode(newDocument));
+    }
+
+    @Override
+    protected void removeDocument(Object position) {
+        if (documents.remove(position) == null) {
+            throw new NoSuchElementException("no document with _id " + position);
+        }
+    }
+
+    @Override
+    public int count() {
+        return documents.size();
+    }
+
+    @Override
+    protected Stream<DocumentWithPosition<Object>> streamAllDocumentsWithPosition() {
+        return documents.entrySet().stream()
+            .map(entry -> new DocumentWithPosition<>(BsonDocumentType.decode(entry.getValue()), entry.getKey()));
+    }
+
+    @Override
+    protected QueryResult matchDocuments(Document query, Document orderBy, int skip, int limit, int batchSize,
+                                         Document fieldSelector) {
+        Stream<Document> all = isNaturalDescending(orderBy)
+            ? streamAllDocumentsWithPosition()
+                .sorted((a, b) -> ValueComparator.desc().compare(a.getPosition(), b.getPosition()))
+                .map(DocumentWithPosition::getDocument)
+            : documents.values().stream().map(BsonDocumentType::decode);
+        return matchDocumentsFromStream(all, query, orderBy, skip, limit, batchSize, fieldSelector);
+    }
+
+    @Override
+    protected synchronized void updateDataSize(int sizeDelta) {
+        meta.put(DATA_SIZE, ((Number) meta.get(DATA_SIZE)).longValue() + sizeDelta);
+    }
+
+    @Override
+    protected int getDataSize() {
+        return ((Number) meta.get(DATA_SIZE)).intValue();
     }
 
     /**

@@ -11,7 +11,6 @@ import de.bwaldvogel.mongo.backend.CursorRegistry;
 import de.bwaldvogel.mongo.backend.Index;
 import de.bwaldvogel.mongo.backend.IndexKey;
 import de.bwaldvogel.mongo.backend.h2.H2Database;
-import de.bwaldvogel.mongo.bson.Document;
 
 /**
  * An H2 database whose indexes, `_id` included, are {@link OrderedIndex}es: the library's own unique
@@ -52,9 +51,9 @@ final class IndexedDatabase extends H2Database {
     protected MongoCollection<Object> openOrCreateCollection(String collectionName, CollectionOptions options) {
         // The same map names as H2Database, so data written by either stays readable.
         String fullName = getFullCollectionNamespace(collectionName);
-        MVMap<Object, Document> dataMap = store.openMap("databases." + fullName,
-            new MVMap.Builder<Object, Document>().valueType(new BsonDocumentType()));
-        MVMap<String, Object> metaMap = store.openMap("meta." + fullName);
-        return new IndexedCollection(this, collectionName, options, dataMap, metaMap, cursorRegistry);
+        MVMap<Object, byte[]> documents = store.openMap("databases." + fullName,
+            new MVMap.Builder<Object, byte[]>().valueType(new BsonDocumentType()));
+        MVMap<String, Object> meta = store.openMap("meta." + fullName);
+        return new IndexedCollection(this, collectionName, options, documents, meta, cursorRegistry);
     }
 }

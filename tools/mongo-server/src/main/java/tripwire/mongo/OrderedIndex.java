@@ -231,6 +231,14 @@ final class OrderedIndex extends Index<Object> {
     @Override
     public synchronized void updateInPlace(Document oldDocument, Document newDocument, Object position,
                                            MongoCollection<Object> collection) {
+        // An update that leaves this index's keys as they were (most `$inc`s and `$set`s) leaves its
+        // pages alone: a synced commit writes every page it touched, whole.
+        List<Object[]> oldKeys = keysOf(oldDocument);
+        List<Object[]> newKeys = keysOf(newDocument);
+        if (skips(oldDocument) == skips(newDocument) && oldKeys.size() == newKeys.size()
+            && Arrays.deepEquals(oldKeys.toArray(), newKeys.toArray())) {
+            return;
+        }
         remove(oldDocument);
         add(newDocument, position, collection);
     }
