@@ -73,17 +73,6 @@ export async function startWorkerStack(
     await stopServers();
     process.exit(1);
   });
-  // Interrupted (Ctrl-C, a `timeout`), the benchmark stops what it started: its servers run in
-  // process groups of their own and would outlive it.
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      stopping = true;
-      void worker
-        .stop()
-        .then(stopServers)
-        .finally(() => process.exit(1));
-    });
-  }
   return {
     env,
     receiver,
