@@ -228,7 +228,7 @@ export function createApp({
     usage: { meter, plans },
     apiKeys: keys,
     canaries: { canaries, clock, decoys, meterPlant },
-    threats,
+    threats: { threats, deliveries },
     tripwires: { tripwires, canaries },
     channels: {
       channels: new ChannelsRepository(mongo.db),

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { describeDelivery, deliveryView } from '../alerts/channels.routes';
+import type { DeliveriesRepository } from '../alerts/deliveries.repository';
 import { ALERT_LEVELS, attackerSchema, mailServerSchema } from '../alerts/payload';
 import { evidenceRefView } from '../evidence/evidence.service';
 import { callerAccountId } from '../auth/caller';
@@ -162,7 +164,24 @@ function describeHit(hit: ThreatHit): z.output<typeof threatHitView> {
   };
 }
 
-const operation = operationsFor<ThreatsRepository>('Threats');
+/** Every channel's deliveries for one event: what the event page shows under "Who was told". */
+export const threatDeliveriesView = z
+  .object({
+    deliveries: z.array(
+      deliveryView.extend({
+        /** The channel's id; `builtin:email` and `builtin:chat` for the built-in channels. */
+        channelId: z.string(),
+      }),
+    ),
+  })
+  .meta({ id: 'ThreatEventDeliveries' });
+
+export interface ThreatRoutesDeps {
+  threats: ThreatsRepository;
+  deliveries: DeliveriesRepository;
+}
+
+const operation = operationsFor<ThreatRoutesDeps>('Threats');
 
 /**
  * `/api/threat-events`: one entry per alert (a storm of hits counts as one); `/api/threat-log`:
@@ -179,7 +198,7 @@ export const threatOperations = [
     query: pageSchema,
     success: { status: 200, description: '`{threat_events, next_cursor}`' },
     response: threatEventListView,
-    handler: async ({ query, res }, threats) => {
+    handler: async ({ query, res }, { threats }) => {
       const page = pageOf(query);
       const events = await threats.listEvents(callerAccountId(res), page);
       return {
@@ -197,13 +216,36 @@ export const threatOperations = [
     auth: 'sessionOrApiKey',
     success: { status: 200, description: 'The threat event' },
     response: threatEventView,
-    handler: async ({ params, res }, threats) => {
+    handler: async ({ params, res }, { threats }) => {
       const id = params.threat_event_id!;
       const event = await threats.findEvent(id);
       if (!event) throw new DomainError('not_found', `No threat event ${id}`);
       if (event.accountId !== callerAccountId(res))
         throw new DomainError('forbidden', `Threat event ${id} belongs to another account`);
       return describeEvent(event);
+    },
+  }),
+  operation({
+    operationId: 'listThreatEventDeliveries',
+    method: 'get',
+    path: '/api/threat-events/{threat_event_id}/deliveries',
+    summary: "One threat event's deliveries, to every channel",
+    description:
+      "Every delivery made for the event (the first one to each channel and any resends), oldest first, with every attempt. Another account's event answers 404 like an unknown one.",
+    auth: 'sessionOrApiKey',
+    success: { status: 200, description: '`{deliveries}`' },
+    response: threatDeliveriesView,
+    handler: async ({ params, res }, { threats, deliveries }) => {
+      const id = params.threat_event_id!;
+      const accountId = callerAccountId(res);
+      const event = await threats.findEvent(id);
+      // Not 403: whether an event id exists in another account is not the caller's to learn.
+      if (event?.accountId !== accountId)
+        throw new DomainError('not_found', `No threat event ${id}`);
+      const records = await deliveries.listForThreatEvent(accountId, id);
+      return {
+        deliveries: records.map((r) => ({ ...describeDelivery(r), channelId: r.channelId })),
+      };
     },
   }),
   operation({
@@ -216,7 +258,7 @@ export const threatOperations = [
     query: pageSchema,
     success: { status: 200, description: '`{hits, next_cursor}`' },
     response: threatLogView,
-    handler: async ({ query, res }, threats) => {
+    handler: async ({ query, res }, { threats }) => {
       const page = pageOf(query);
       const hits = await threats.listHits(callerAccountId(res), page);
       return {
