@@ -21,6 +21,8 @@ import { AuditTrail } from './evidence/trail/audit-trail';
 import { CanariesRepository } from './canaries/canaries.repository';
 import type { DecoySettings } from './canaries/decoys';
 import { EvidenceBoundRemoval } from './canaries/evidence-bound-removal';
+import { HitFeed } from './canaries/hit-feed';
+import { DEFAULT_HIT_STREAM_SETTINGS } from './canaries/hit-stream';
 import { ThreatsRepository } from './canaries/threats.repository';
 import { TrapsRepository } from './honeypot/traps.repository';
 import { DocumentsRepository } from './rag/documents.repository';
@@ -113,6 +115,8 @@ export interface Api {
   checkpoints: Checkpoints;
   /** Starts the workflows whose start Temporal missed; the entry point runs it (tests call a pass). */
   reconciler: StartReconciler;
+  /** Ends the live hit streams, which would otherwise hold a stopping server open. */
+  endStreams(): void;
   /** Writes what background writers still hold (key-use audit trail, tripwire hits): call on shutdown. */
   flush(): Promise<void>;
 }
@@ -215,6 +219,7 @@ export function createApp({
     isOperator: async (accountId) => isOperator(await users.findById(accountId)),
   });
   const deliveries = new DeliveriesRepository(mongo.db);
+  const hitFeed = new HitFeed(threats, logger);
 
   const docsToken = operatorToken(config.DOCS_TOKEN, 'DOCS_TOKEN');
   const document = openApiDocument(API_OPERATIONS, config.PUBLIC_BASE_URL);
@@ -228,7 +233,7 @@ export function createApp({
     usage: { meter, plans },
     apiKeys: keys,
     canaries: { canaries, clock, decoys, meterPlant },
-    threats: { threats, deliveries },
+    threats: { threats, deliveries, feed: hitFeed, stream: DEFAULT_HIT_STREAM_SETTINGS },
     tripwires: { tripwires, canaries },
     channels: {
       channels: new ChannelsRepository(mongo.db),
@@ -337,7 +342,9 @@ export function createApp({
       log: logger,
       settings: { ...DEFAULT_RECONCILER_SETTINGS, gather },
     }),
+    endStreams: () => hitFeed.close(),
     flush: async () => {
+      hitFeed.close();
       await tripwires.close();
       await trail.close();
     },

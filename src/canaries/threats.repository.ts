@@ -69,7 +69,21 @@ type EventDoc = Omit<ThreatEvent, 'id'> & {
   /** Outbox marker: set until the event's alert workflow is known to be started (reconciler). */
   alertPendingSince?: Date;
 };
-type HitDoc = Omit<ThreatHit, 'id'> & { _id: string };
+type HitDoc = Omit<ThreatHit, 'id'> & {
+  _id: string;
+  /** When this process wrote it (not when it came in): what the live feed polls by. */
+  recordedAt?: Date;
+};
+
+/** A hit as the live feed announces it. */
+export interface RecordedHit {
+  id: string;
+  accountId: string;
+  threatEventId: string;
+  canaryId: string;
+  at: Date;
+  recordedAt: Date;
+}
 /**
  * Per canary and source (`_id`, the storm key): which threat event new hits join until the window
  * closes. Its `_id` is the arbiter between replicas: one storm per key is open at a time.
@@ -89,7 +103,11 @@ export const threatEventsIndexes: CollectionIndexes = {
 };
 export const threatHitsIndexes: CollectionIndexes = {
   collection: 'threat_hits',
-  indexes: [{ key: { accountId: 1, at: -1 }, name: 'account_newest_first' }],
+  indexes: [
+    { key: { accountId: 1, at: -1 }, name: 'account_newest_first' },
+    // The live feed's poll, across accounts (src/canaries/hit-feed.ts).
+    { key: { recordedAt: 1 }, name: 'recorded_at', sparse: true },
+  ],
 };
 export const threatStormsIndexes: CollectionIndexes = { collection: 'threat_storms', indexes: [] };
 
@@ -176,11 +194,33 @@ export class ThreatsRepository {
   }
 
   async addHits(threatEventId: string, hits: ThreatHit[]): Promise<void> {
-    await this.hits.insertMany(hits.map(({ id, ...rest }) => ({ _id: id, ...rest })));
+    // The wall clock, not the service's clock: the live feed compares it with its own.
+    const recordedAt = new Date();
+    await this.hits.insertMany(hits.map(({ id, ...rest }) => ({ _id: id, ...rest, recordedAt })));
     await this.events.updateOne(
       { _id: threatEventId },
       { $inc: { hitCount: hits.length }, $max: { lastHitAt: hits.at(-1)!.at } },
     );
+  }
+
+  /** Every account's hits written at or after `since`, oldest first (the live feed's poll). */
+  async recordedSince(since: Date, limit: number): Promise<RecordedHit[]> {
+    const docs = await this.hits
+      .find(
+        { recordedAt: { $gte: since } },
+        { projection: { accountId: 1, threatEventId: 1, canaryId: 1, at: 1, recordedAt: 1 } },
+      )
+      .sort({ recordedAt: 1 })
+      .limit(limit)
+      .toArray();
+    return docs.map((d) => ({
+      id: d._id,
+      accountId: d.accountId,
+      threatEventId: d.threatEventId,
+      canaryId: d.canaryId,
+      at: d.at,
+      recordedAt: d.recordedAt!,
+    }));
   }
 
   /** Which of these hit ids are already in the hit log (a journal replay skips them). */

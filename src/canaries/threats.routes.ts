@@ -7,6 +7,8 @@ import { callerAccountId } from '../auth/caller';
 import { DomainError } from '../errors';
 import { operationsFor } from '../http/operation';
 import { cursorSchema, encodeCursor, limitSchema } from '../http/pagination';
+import type { HitFeed } from './hit-feed';
+import { streamHits, type HitStreamSettings } from './hit-stream';
 import { CANARY_KINDS } from './kinds';
 import {
   HIT_VIAS,
@@ -179,6 +181,8 @@ export const threatDeliveriesView = z
 export interface ThreatRoutesDeps {
   threats: ThreatsRepository;
   deliveries: DeliveriesRepository;
+  feed: HitFeed;
+  stream: HitStreamSettings;
 }
 
 const operation = operationsFor<ThreatRoutesDeps>('Threats');
@@ -205,6 +209,20 @@ export const threatOperations = [
         threat_events: events.map(describeEvent),
         next_cursor: nextCursor(events, page.limit, (e) => e.firstHitAt),
       };
+    },
+  }),
+  // Before `{threat_event_id}`, which would match `stream` too.
+  operation({
+    operationId: 'streamThreatHits',
+    method: 'get',
+    path: '/api/threat-events/stream',
+    summary: 'New hits as they are recorded (server-sent events)',
+    description:
+      "A `text/event-stream` of the caller's new hits, whichever API process recorded them: `event: hit` with `data: {hit_id, threat_event_id, canary_id, at}` and an `id`, a `: keep-alive` comment every 15 s, and the end after 5 minutes (reconnect; credentials are checked again). Reconnecting with `Last-Event-ID` sends the hits recorded since, from 5 s before it (a hit may come twice: its `hit_id` says so), or `event: reset` when that is older than the process remembers (5 minutes): then re-read the lists.",
+    auth: 'sessionOrApiKey',
+    success: { status: 200, description: 'The event stream', contentType: 'text/event-stream' },
+    handler: ({ req, res }, { feed, stream }) => {
+      streamHits(req, res, callerAccountId(res), feed, stream);
     },
   }),
   operation({
