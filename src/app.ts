@@ -21,8 +21,8 @@ import { AuditTrail } from './evidence/trail/audit-trail';
 import { CanariesRepository } from './canaries/canaries.repository';
 import type { DecoySettings } from './canaries/decoys';
 import { EvidenceBoundRemoval } from './canaries/evidence-bound-removal';
-import { HitFeed } from './canaries/hit-feed';
-import { DEFAULT_HIT_STREAM_SETTINGS } from './canaries/hit-stream';
+import { LiveFeed } from './canaries/live-feed';
+import { DEFAULT_LIVE_STREAM_SETTINGS } from './canaries/live-stream';
 import { ThreatsRepository } from './canaries/threats.repository';
 import { TrapsRepository } from './honeypot/traps.repository';
 import { DocumentsRepository } from './rag/documents.repository';
@@ -115,7 +115,7 @@ export interface Api {
   checkpoints: Checkpoints;
   /** Starts the workflows whose start Temporal missed; the entry point runs it (tests call a pass). */
   reconciler: StartReconciler;
-  /** Ends the live hit streams, which would otherwise hold a stopping server open. */
+  /** Ends the live streams, which would otherwise hold a stopping server open. */
   endStreams(): void;
   /** Writes what background writers still hold (key-use audit trail, tripwire hits): call on shutdown. */
   flush(): Promise<void>;
@@ -219,7 +219,7 @@ export function createApp({
     isOperator: async (accountId) => isOperator(await users.findById(accountId)),
   });
   const deliveries = new DeliveriesRepository(mongo.db);
-  const hitFeed = new HitFeed(threats, logger);
+  const liveFeed = new LiveFeed(threats, logger);
 
   const docsToken = operatorToken(config.DOCS_TOKEN, 'DOCS_TOKEN');
   const document = openApiDocument(API_OPERATIONS, config.PUBLIC_BASE_URL);
@@ -233,7 +233,7 @@ export function createApp({
     usage: { meter, plans },
     apiKeys: keys,
     canaries: { canaries, clock, decoys, meterPlant },
-    threats: { threats, deliveries, feed: hitFeed, stream: DEFAULT_HIT_STREAM_SETTINGS },
+    threats: { threats, deliveries, feed: liveFeed, stream: DEFAULT_LIVE_STREAM_SETTINGS },
     tripwires: { tripwires, canaries },
     channels: {
       channels: new ChannelsRepository(mongo.db),
@@ -342,9 +342,9 @@ export function createApp({
       log: logger,
       settings: { ...DEFAULT_RECONCILER_SETTINGS, gather },
     }),
-    endStreams: () => hitFeed.close(),
+    endStreams: () => liveFeed.close(),
     flush: async () => {
-      hitFeed.close();
+      liveFeed.close();
       await tripwires.close();
       await trail.close();
     },

@@ -66,6 +66,8 @@ export interface ThreatHit {
 
 type EventDoc = Omit<ThreatEvent, 'id'> & {
   _id: string;
+  /** When the alert was written (wall clock): what the live feed polls by. */
+  alertRecordedAt?: Date;
   /** Outbox marker: set until the event's alert workflow is known to be started (reconciler). */
   alertPendingSince?: Date;
 };
@@ -75,14 +77,16 @@ type HitDoc = Omit<ThreatHit, 'id'> & {
   recordedAt?: Date;
 };
 
-/** A hit as the live feed announces it. */
-export interface RecordedHit {
-  id: string;
+/** What the live feed announces: a hit written, or an event's alert prepared. */
+export interface LiveItem {
+  type: 'hit' | 'alert';
+  /** Unique per item: the hit's id, or `alert:<threat_event_id>`. */
+  key: string;
   accountId: string;
-  threatEventId: string;
-  canaryId: string;
-  at: Date;
+  /** When the writing process wrote it, by its wall clock. */
   recordedAt: Date;
+  /** What the stream sends as the event's data. */
+  data: Record<string, unknown>;
 }
 /**
  * Per canary and source (`_id`, the storm key): which threat event new hits join until the window
@@ -99,13 +103,15 @@ export const threatEventsIndexes: CollectionIndexes = {
   indexes: [
     { key: { accountId: 1, firstHitAt: -1 }, name: 'account_newest_first' },
     { key: { alertPendingSince: 1 }, name: 'alert_pending', sparse: true },
+    // The live feed's poll, across accounts (src/canaries/live-feed.ts).
+    { key: { alertRecordedAt: 1 }, name: 'alert_recorded_at', sparse: true },
   ],
 };
 export const threatHitsIndexes: CollectionIndexes = {
   collection: 'threat_hits',
   indexes: [
     { key: { accountId: 1, at: -1 }, name: 'account_newest_first' },
-    // The live feed's poll, across accounts (src/canaries/hit-feed.ts).
+    // The live feed's poll, across accounts (src/canaries/live-feed.ts).
     { key: { recordedAt: 1 }, name: 'recorded_at', sparse: true },
   ],
 };
@@ -187,7 +193,12 @@ export class ThreatsRepository {
   async recordEvent(event: ThreatEvent): Promise<void> {
     const { id, ...rest } = event;
     try {
-      await this.events.insertOne({ _id: id, ...rest });
+      // An agent's alert comes with its event: the live feed announces it like any other.
+      await this.events.insertOne({
+        _id: id,
+        ...rest,
+        ...(rest.alert && { alertRecordedAt: new Date() }),
+      });
     } catch (err) {
       if (!isDuplicateKeyError(err)) throw err;
     }
@@ -204,7 +215,7 @@ export class ThreatsRepository {
   }
 
   /** Every account's hits written at or after `since`, oldest first (the live feed's poll). */
-  async recordedSince(since: Date, limit: number): Promise<RecordedHit[]> {
+  async hitsRecordedSince(since: Date, limit: number): Promise<LiveItem[]> {
     const docs = await this.hits
       .find(
         { recordedAt: { $gte: since } },
@@ -214,12 +225,48 @@ export class ThreatsRepository {
       .limit(limit)
       .toArray();
     return docs.map((d) => ({
-      id: d._id,
+      type: 'hit',
+      key: d._id,
       accountId: d.accountId,
-      threatEventId: d.threatEventId,
-      canaryId: d.canaryId,
-      at: d.at,
       recordedAt: d.recordedAt!,
+      data: {
+        hit_id: d._id,
+        threat_event_id: d.threatEventId,
+        canary_id: d.canaryId,
+        at: d.at.toISOString(),
+      },
+    }));
+  }
+
+  /** Every account's alerts written at or after `since`, oldest first (the live feed's poll). */
+  async alertsRecordedSince(since: Date, limit: number): Promise<LiveItem[]> {
+    const docs = await this.events
+      .find(
+        { alertRecordedAt: { $gte: since } },
+        {
+          projection: {
+            accountId: 1,
+            canaryId: 1,
+            alertRecordedAt: 1,
+            'alert.data.riskLevel': 1,
+            'alert.data.alertLevel': 1,
+          },
+        },
+      )
+      .sort({ alertRecordedAt: 1 })
+      .limit(limit)
+      .toArray();
+    return docs.map((d) => ({
+      type: 'alert',
+      key: `alert:${d._id}`,
+      accountId: d.accountId,
+      recordedAt: d.alertRecordedAt!,
+      data: {
+        threat_event_id: d._id,
+        canary_id: d.canaryId,
+        risk_level: d.alert?.data.riskLevel,
+        alert_level: d.alert?.data.alertLevel,
+      },
     }));
   }
 
@@ -255,7 +302,10 @@ export class ThreatsRepository {
   }
 
   async recordAlert(threatEventId: string, alert: AlertPayload): Promise<void> {
-    await this.events.updateOne({ _id: threatEventId }, { $set: { alert } });
+    await this.events.updateOne(
+      { _id: threatEventId },
+      { $set: { alert, alertRecordedAt: new Date() } },
+    );
   }
 
   /** How many hits these canaries have, without reading them. */

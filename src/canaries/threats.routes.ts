@@ -7,8 +7,8 @@ import { callerAccountId } from '../auth/caller';
 import { DomainError } from '../errors';
 import { operationsFor } from '../http/operation';
 import { cursorSchema, encodeCursor, limitSchema } from '../http/pagination';
-import type { HitFeed } from './hit-feed';
-import { streamHits, type HitStreamSettings } from './hit-stream';
+import type { LiveFeed } from './live-feed';
+import { streamLive, type LiveStreamSettings } from './live-stream';
 import { CANARY_KINDS } from './kinds';
 import {
   HIT_VIAS,
@@ -181,8 +181,8 @@ export const threatDeliveriesView = z
 export interface ThreatRoutesDeps {
   threats: ThreatsRepository;
   deliveries: DeliveriesRepository;
-  feed: HitFeed;
-  stream: HitStreamSettings;
+  feed: LiveFeed;
+  stream: LiveStreamSettings;
 }
 
 const operation = operationsFor<ThreatRoutesDeps>('Threats');
@@ -216,13 +216,13 @@ export const threatOperations = [
     operationId: 'streamThreatHits',
     method: 'get',
     path: '/api/threat-events/stream',
-    summary: 'New hits as they are recorded (server-sent events)',
+    summary: 'New hits and alerts as they are recorded (server-sent events)',
     description:
-      "A `text/event-stream` of the caller's new hits, whichever API process recorded them: `event: hit` with `data: {hit_id, threat_event_id, canary_id, at}` and an `id`, a `: keep-alive` comment every 15 s, and the end after 5 minutes (reconnect; credentials are checked again). Reconnecting with `Last-Event-ID` sends the hits recorded since, from 5 s before it (a hit may come twice: its `hit_id` says so), or `event: reset` when that is older than the process remembers (5 minutes): then re-read the lists.",
+      "A `text/event-stream` of the caller's threat activity, whichever API process recorded it: `event: hit` with `data: {hit_id, threat_event_id, canary_id, at}` for each new hit, `event: alert` with `data: {threat_event_id, canary_id, risk_level, alert_level}` once an event's alert is prepared (enrichment and risk), each with an `id`; a `: keep-alive` comment every 15 s; the end after 5 minutes (reconnect: credentials are checked again). Reconnecting with `Last-Event-ID` sends what was recorded since, from 5 s before it (an item may come twice), or `event: reset` when that is older than the process remembers (5 minutes): then re-read the lists.",
     auth: 'sessionOrApiKey',
     success: { status: 200, description: 'The event stream', contentType: 'text/event-stream' },
     handler: ({ req, res }, { feed, stream }) => {
-      streamHits(req, res, callerAccountId(res), feed, stream);
+      streamLive(req, res, callerAccountId(res), feed, stream);
     },
   }),
   operation({

@@ -221,7 +221,7 @@ describe('the web console', () => {
 
     await open('Threat events');
     const event = page.getByTestId('threat-event').first();
-    // The page polls: the event and its risk arrive without a click.
+    // The event and its risk arrive without a click (the live stream, and each alert's update).
     await event.getByText(/risk$/).waitFor({ timeout: 30_000 });
     await expect(event.textContent()).resolves.toMatch(/api_key canary fired once.*risk/);
     await expect(event.textContent()).resolves.toMatch(/Interpretation/);
@@ -260,6 +260,15 @@ describe('the web console', () => {
     await page.getByLabel('Range', { exact: true }).selectOption('7d');
     await page.getByTestId('hits-total').getByText('1 hit, last 7 days').waitFor();
     await page.evaluate(() => Object.assign(globalThis, { stillThisPage: true }));
+    // New hits come through the server's event stream: while it is open nothing polls.
+    await page.getByTestId('live-status').getByText(/^Live: /).waitFor({ timeout: 20_000 });
+    const listReads: string[] = [];
+    const countRead = (r: { url(): string }) => {
+      if (r.url().includes('/api/threat-events?limit=50')) listReads.push(r.url());
+    };
+    page.on('request', countRead);
+    await page.waitForTimeout(6_000);
+    expect(listReads).toEqual([]);
     const fromGoogle = await request(t.app)
       .get('/api/settings')
       .set('X-API-Key', value)
@@ -270,6 +279,9 @@ describe('the web console', () => {
       .getByText('2 hits, last 7 days')
       .waitFor({ timeout: 20_000 });
     expect(await page.evaluate(() => 'stillThisPage' in globalThis)).toBe(true);
+    page.off('request', countRead);
+    // Re-read once the stream told of the hit (a storm's hits settle into one read).
+    expect(listReads.length).toBeGreaterThanOrEqual(1);
     await expect(
       page.getByTestId('hits-chart').locator('rect[data-count="2"]').count(),
     ).resolves.toBe(1);

@@ -4,6 +4,7 @@ import request from 'supertest';
 import { createKey, signUpAndLogIn, type SignedIn } from '../support/accounts';
 import { bearer } from '../support/canary-accounts';
 import { createTestApp, type TestApp } from '../support/test-app';
+import { startTestWorker } from '../support/test-worker';
 
 /** Two API processes on one database: hits recorded by `a`, streamed by `b`. */
 let a: TestApp;
@@ -11,14 +12,18 @@ let b: TestApp;
 let server: Server;
 let base: string;
 
+let worker: { stop(): Promise<void> };
+
 beforeAll(async () => {
   a = await createTestApp();
+  worker = await startTestWorker(a.mongo.db, a.config.TEMPORAL_TASK_QUEUE);
   b = await createTestApp({ config: a.config });
   server = b.app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 afterAll(async () => {
+  await worker.stop();
   await b.disconnect().catch(() => undefined);
   await new Promise((resolve) => server.close(resolve));
   await a.close();
@@ -89,7 +94,7 @@ async function plantAndFire(who: SignedIn, times = 1) {
 }
 
 describe('GET /api/threat-events/stream', () => {
-  it("when a hit is recorded by another API process, then the owner's stream gets it and another account's does not; a reconnect resumes", async () => {
+  it("when a hit and its alert are recorded by another API process, then the owner's stream gets them and another account's does not; a reconnect resumes", async () => {
     const owner = await signUpAndLogIn(a.app);
     const other = await signUpAndLogIn(a.app);
     const mine = listen(bearer(owner));
@@ -110,6 +115,13 @@ describe('GET /api/threat-events/stream', () => {
         });
         expect(hit.id).toMatch(/^\d+-/);
       }
+      // The alert, once enrichment and risk are in, is announced too.
+      const alert = await until(() => mine.received.find((e) => e.type === 'alert'));
+      expect(alert.data).toMatchObject({
+        threat_event_id: hits[0]!.data.threat_event_id,
+        canary_id: canaryId,
+        risk_level: expect.any(String),
+      });
       // Both streams are served by the same poll: by now the other account's would have its hit.
       await new Promise((r) => setTimeout(r, 2_000));
       expect(theirs.received).toEqual([]);

@@ -1,8 +1,8 @@
 import type { Request, Response } from 'express';
-import { eventIdOf, type HitFeed } from './hit-feed';
-import type { RecordedHit } from './threats.repository';
+import { eventIdOf, type LiveFeed } from './live-feed';
+import type { LiveItem } from './threats.repository';
 
-export interface HitStreamSettings {
+export interface LiveStreamSettings {
   /** A comment line this often, so proxies and the client see the connection alive. */
   heartbeatMs: number;
   /**
@@ -12,29 +12,25 @@ export interface HitStreamSettings {
   maxMs: number;
 }
 
-export const DEFAULT_HIT_STREAM_SETTINGS: HitStreamSettings = {
+export const DEFAULT_LIVE_STREAM_SETTINGS: LiveStreamSettings = {
   heartbeatMs: 15_000,
   maxMs: 5 * 60_000,
 };
 
-const hitEvent = (hit: RecordedHit) =>
-  `id: ${eventIdOf(hit)}\nevent: hit\ndata: ${JSON.stringify({
-    hit_id: hit.id,
-    threat_event_id: hit.threatEventId,
-    canary_id: hit.canaryId,
-    at: hit.at.toISOString(),
-  })}\n\n`;
+const asEvent = (item: LiveItem) =>
+  `id: ${eventIdOf(item)}\nevent: ${item.type}\ndata: ${JSON.stringify(item.data)}\n\n`;
 
 /**
- * Server-sent events: `hit` for each new hit of the account; `reset` when a reconnect's
- * `Last-Event-ID` is older than this process remembers (re-read the lists instead).
+ * Server-sent events: `hit` for each new hit of the account, `alert` when an event's alert is
+ * prepared; `reset` when a reconnect's `Last-Event-ID` is older than this process remembers
+ * (re-read the lists instead).
  */
-export function streamHits(
+export function streamLive(
   req: Request,
   res: Response,
   accountId: string,
-  feed: HitFeed,
-  settings: HitStreamSettings,
+  feed: LiveFeed,
+  settings: LiveStreamSettings,
 ): void {
   res.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
@@ -46,7 +42,7 @@ export function streamHits(
   const last = req.header('last-event-id');
   if (last) {
     const missed = feed.since(accountId, last);
-    res.write(missed ? missed.map(hitEvent).join('') : 'event: reset\ndata: {}\n\n');
+    res.write(missed ? missed.map(asEvent).join('') : 'event: reset\ndata: {}\n\n');
   }
   const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), settings.heartbeatMs);
   const end = () => {
@@ -56,6 +52,6 @@ export function streamHits(
     res.end();
   };
   const limit = setTimeout(end, settings.maxMs);
-  const unsubscribe = feed.subscribe(accountId, (hit) => res.write(hitEvent(hit)), end);
+  const unsubscribe = feed.subscribe(accountId, (item) => res.write(asEvent(item)), end);
   req.on('close', end);
 }
