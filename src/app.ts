@@ -233,7 +233,14 @@ export function createApp({
     usage: { meter, plans },
     apiKeys: keys,
     canaries: { canaries, clock, decoys, meterPlant },
-    threats: { threats, deliveries, feed: liveFeed, stream: DEFAULT_LIVE_STREAM_SETTINGS },
+    threats: {
+      threats,
+      deliveries,
+      feed: liveFeed,
+      stream: DEFAULT_LIVE_STREAM_SETTINGS,
+      stormWindowMs: config.STORM_WINDOW_SECONDS * 1000,
+      clock,
+    },
     tripwires: { tripwires, canaries },
     channels: {
       channels: new ChannelsRepository(mongo.db),

@@ -4,6 +4,7 @@ import type { DeliveriesRepository } from '../alerts/deliveries.repository';
 import { ALERT_LEVELS, attackerSchema, mailServerSchema } from '../alerts/payload';
 import { evidenceRefView } from '../evidence/evidence.service';
 import { callerAccountId } from '../auth/caller';
+import type { Clock } from '../clock';
 import { DomainError } from '../errors';
 import { operationsFor } from '../http/operation';
 import { cursorSchema, encodeCursor, limitSchema } from '../http/pagination';
@@ -178,9 +179,24 @@ export const threatDeliveriesView = z
   })
   .meta({ id: 'ThreatEventDeliveries' });
 
+/** The storms still open: hits from their source on their canary still join their event. */
+export const openStormsView = z
+  .object({
+    storms: z.array(
+      threatEventView.extend({
+        /** When the storm closes: a later hit from that source opens a new event and alert. */
+        closes_at: z.iso.datetime(),
+      }),
+    ),
+  })
+  .meta({ id: 'OpenStorms' });
+
 export interface ThreatRoutesDeps {
   threats: ThreatsRepository;
   deliveries: DeliveriesRepository;
+  /** `STORM_WINDOW_SECONDS`, in ms: a storm closes this long after its first hit. */
+  stormWindowMs: number;
+  clock: Clock;
   feed: LiveFeed;
   stream: LiveStreamSettings;
 }
@@ -211,9 +227,9 @@ export const threatOperations = [
       };
     },
   }),
-  // Before `{threat_event_id}`, which would match `stream` too.
+  // These two before `{threat_event_id}`, which would match their last segment too.
   operation({
-    operationId: 'streamThreatHits',
+    operationId: 'streamThreatActivity',
     method: 'get',
     path: '/api/threat-events/stream',
     summary: 'New hits and alerts as they are recorded (server-sent events)',
@@ -223,6 +239,33 @@ export const threatOperations = [
     success: { status: 200, description: 'The event stream', contentType: 'text/event-stream' },
     handler: ({ req, res }, { feed, stream }) => {
       streamLive(req, res, callerAccountId(res), feed, stream);
+    },
+  }),
+  operation({
+    operationId: 'listOpenStorms',
+    method: 'get',
+    path: '/api/threat-events/open-storms',
+    summary: 'Storms still open',
+    description:
+      'The threat events whose storm is still open (newest first, at most 200): further hits from the same source on the same canary join them until `closes_at` (`STORM_WINDOW_SECONDS` after the first hit). Agent alerts have no storm.',
+    auth: 'sessionOrApiKey',
+    success: { status: 200, description: '`{storms}`' },
+    response: openStormsView,
+    handler: async ({ res }, { threats, stormWindowMs, clock }) => {
+      const now = clock().getTime();
+      // A storm's window starts at its event's first hit (tripwires.ts claims it so).
+      const events = await threats.listEvents(callerAccountId(res), {
+        since: new Date(now - stormWindowMs + 1),
+        limit: 200,
+      });
+      return {
+        storms: events
+          .filter((e) => e.canaryKind !== 'agent')
+          .map((e) => ({
+            ...describeEvent(e),
+            closes_at: new Date(e.firstHitAt.getTime() + stormWindowMs).toISOString(),
+          })),
+      };
     },
   }),
   operation({
