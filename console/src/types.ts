@@ -17,6 +17,7 @@ import type {
 } from '../../src/alerts/channels.routes';
 import type { canaryListView, canaryView } from '../../src/canaries/canaries.routes';
 import type {
+  openStormsView,
   threatDeliveriesView,
   threatEventListView,
   threatEventView,
@@ -65,6 +66,7 @@ export type CanaryKind = Exclude<Canary['kind'], 'rag_marker'>;
 
 export type ThreatEvent = View<typeof threatEventView>;
 export type ThreatEventPage = View<typeof threatEventListView>;
+export type OpenStorms = View<typeof openStormsView>;
 export type ThreatDeliveries = View<typeof threatDeliveriesView>;
 export type ThreatHitPage = View<typeof threatLogView>;
 export type ThreatHit = ThreatHitPage['hits'][number];

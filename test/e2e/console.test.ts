@@ -261,7 +261,10 @@ describe('the web console', () => {
     await page.getByTestId('hits-total').getByText('1 hit, last 7 days').waitFor();
     await page.evaluate(() => Object.assign(globalThis, { stillThisPage: true }));
     // New hits come through the server's event stream: while it is open nothing polls.
-    await page.getByTestId('live-status').getByText(/^Live: /).waitFor({ timeout: 20_000 });
+    await page
+      .getByTestId('live-status')
+      .getByText(/^Live: /)
+      .waitFor({ timeout: 20_000 });
     const listReads: string[] = [];
     const countRead = (r: { url(): string }) => {
       if (r.url().includes('/api/threat-events?limit=50')) listReads.push(r.url());
@@ -285,6 +288,15 @@ describe('the web console', () => {
     await expect(
       page.getByTestId('hits-chart').locator('rect[data-count="2"]').count(),
     ).resolves.toBe(1);
+    // The hit from 8.8.8.8 opened a storm of its own (a new source), open for 60 s.
+    await page
+      .getByTestId('open-storms')
+      .getByRole('listitem')
+      .filter({
+        hasText:
+          /api_key canary fired once “billing \.env” from 8\.8\.8\.8; further hits join it until/,
+      })
+      .waitFor({ timeout: 20_000 });
     // 8.8.8.8 is placed in the US by the shipped location data: a point there once enriched.
     await page
       .getByTestId('hits-map')

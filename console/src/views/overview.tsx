@@ -1,7 +1,8 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
-import type { CanaryList, ThreatEventPage, ThreatHit, ThreatHitPage } from '../types';
-import { ErrorNote, Field, useLoad } from '../ui';
+import type { CanaryList, OpenStorms, ThreatEventPage, ThreatHit, ThreatHitPage } from '../types';
+import { ErrorNote, Field, Time, useLoad } from '../ui';
+import { eventTitle } from './threats';
 import { COUNTRY_POINTS, LAND } from '../world';
 
 const HOUR = 3_600_000;
@@ -98,6 +99,7 @@ export function Overview({ tick }: { tick: number }) {
           );
         })}
       </svg>
+      <OpenStormsPanel tick={tick} />
       <h3>Most-fired canaries</h3>
       {mostFired.length ? (
         <ol data-testid="most-fired">
@@ -180,5 +182,50 @@ export function RangeSelect({ range, onChange }: { range: Range; onChange: (r: R
         ))}
       </select>
     </Field>
+  );
+}
+
+/**
+ * Canaries being hit right now: each storm gathers one source's hits on one canary into one
+ * event until its window closes. Re-read on every change, and when the first one closes.
+ */
+function OpenStormsPanel({ tick }: { tick: number }) {
+  const [closed, setClosed] = useState(0);
+  const open = useLoad(
+    () => api<OpenStorms>('GET', '/api/threat-events/open-storms'),
+    [tick, closed],
+  );
+  const storms = open.data?.storms ?? [];
+  const next = Math.min(...storms.map((s) => Date.parse(s.closes_at)));
+  useEffect(() => {
+    if (!Number.isFinite(next)) return;
+    const timer = setTimeout(() => setClosed((n) => n + 1), Math.max(0, next - Date.now()) + 500);
+    return () => clearTimeout(timer);
+  }, [next]);
+  return (
+    <>
+      <h3>Open storms</h3>
+      <ErrorNote error={open.error} />
+      {storms.length ? (
+        <ul data-testid="open-storms">
+          {storms.map((storm) => (
+            <li key={storm.threat_event_id}>
+              <a href={`#/threats/${encodeURIComponent(storm.threat_event_id)}`}>
+                {eventTitle(storm)}
+              </a>
+              {storm.alert?.memo && ` “${storm.alert.memo}”`} from {storm.source.ip || 'a relay'};
+              further hits join it until <Time iso={storm.closes_at} />
+            </li>
+          ))}
+        </ul>
+      ) : (
+        open.data && (
+          <p data-testid="open-storms">
+            None right now. A storm opens when a canary fires: the hits from that source in the next
+            moments join its one alert.
+          </p>
+        )
+      )}
+    </>
   );
 }
