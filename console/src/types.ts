@@ -23,6 +23,7 @@ import type {
   threatEventView,
   threatLogView,
 } from '../../src/canaries/threats.routes';
+import type { publicKeyView } from '../../src/evidence/log/evidence-log';
 import type { evidencePageView } from '../../src/evidence/records.routes';
 import type { chainReportView, recordVerificationView } from '../../src/evidence/evidence.service';
 import type { keyListView, keyView, newKeyView } from '../../src/keys/api-keys.routes';
@@ -75,3 +76,4 @@ export type EvidencePage = View<typeof evidencePageView>;
 export type EvidenceRecord = EvidencePage['records'][number];
 export type Verification = View<typeof recordVerificationView>;
 export type ChainReport = View<typeof chainReportView>;
+export type LogPublicKey = View<typeof publicKeyView>;

@@ -247,6 +247,11 @@ describe('the web console', () => {
     receiver.breakWith(null);
     await hits.getByRole('button', { name: /^Verify record/ }).click();
     await hits.getByText('Verified: hash recomputed and matches').waitFor();
+    // The inclusion proof, checked in the browser with Web Crypto against the log's key.
+    await hits.getByRole('button', { name: /^Check the inclusion proof of record/ }).click();
+    await hits
+      .getByText(/✓ In the log: leaf \d+ of \d+, promise and proof checked in this browser/)
+      .waitFor();
     await shot('threat-event');
     await attempts.getByRole('button', { name: /^Resend delivery / }).click();
     await webhook.getByText(/^Sent again as resend-/).waitFor();

@@ -2,7 +2,7 @@ import { api } from '../api';
 import type { ChannelList, Delivery, ThreatDeliveries, ThreatEvent, ThreatHitPage } from '../types';
 import { ErrorNote, Table, Time, useLoad } from '../ui';
 import { DeliveryTable, deliveryState } from './channels';
-import { VerifyButton } from './evidence';
+import { ProofButton, VerifyButton } from './evidence';
 import { eventTitle, HitSpan, placeOf } from './threats';
 
 /** The built-in channels, which every account has and the channel list does not name. */
@@ -114,7 +114,12 @@ export function ThreatEventView({ id }: { id: string }) {
                 <td data-label="Client">{hit.source.user_agent || '—'}</td>
                 <td data-label="Sealed record">
                   #{hit.evidence.seq}{' '}
-                  <VerifyButton logId={hit.evidence.log_id} seq={hit.evidence.seq} />
+                  <VerifyButton logId={hit.evidence.log_id} seq={hit.evidence.seq} />{' '}
+                  <ProofButton
+                    logId={hit.evidence.log_id}
+                    seq={hit.evidence.seq}
+                    contentHash={hit.evidence.content_hash}
+                  />
                 </td>
               </tr>
             ))}
