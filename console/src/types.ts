@@ -28,6 +28,9 @@ import type { evidencePageView } from '../../src/evidence/records.routes';
 import type { chainReportView, recordVerificationView } from '../../src/evidence/evidence.service';
 import type { keyListView, keyView, newKeyView } from '../../src/keys/api-keys.routes';
 import type { usageView } from '../../src/metering/usage.routes';
+import type { accountListView, accountView } from '../../src/admin/admin.routes';
+import type { indicatorListView } from '../../src/community/community.routes';
+import type { dashboardView } from '../../src/dashboard/dashboard.routes';
 
 type View<T extends z.ZodType> = z.output<T>;
 
@@ -71,6 +74,11 @@ export type OpenStorms = View<typeof openStormsView>;
 export type ThreatDeliveries = View<typeof threatDeliveriesView>;
 export type ThreatHitPage = View<typeof threatLogView>;
 export type ThreatHit = ThreatHitPage['hits'][number];
+
+export type Dashboard = View<typeof dashboardView>;
+export type CommunityIndicators = View<typeof indicatorListView>;
+export type AdminAccount = View<typeof accountView>;
+export type AdminAccountPage = View<typeof accountListView>;
 
 export type EvidencePage = View<typeof evidencePageView>;
 export type EvidenceRecord = EvidencePage['records'][number];

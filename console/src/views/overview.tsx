@@ -1,6 +1,13 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
-import type { CanaryList, OpenStorms, ThreatEventPage, ThreatHit, ThreatHitPage } from '../types';
+import type {
+  CanaryList,
+  Dashboard,
+  OpenStorms,
+  ThreatEventPage,
+  ThreatHit,
+  ThreatHitPage,
+} from '../types';
 import { ErrorNote, Field, Time, useLoad } from '../ui';
 import { eventTitle } from './threats';
 import { COUNTRY_POINTS, LAND } from '../world';
@@ -8,9 +15,9 @@ import { COUNTRY_POINTS, LAND } from '../world';
 const HOUR = 3_600_000;
 /** The chart's ranges: how far back, and how wide each bar is. */
 export const RANGES = {
-  '24h': { label: 'Last 24 hours', span: 24 * HOUR, bar: HOUR },
-  '7d': { label: 'Last 7 days', span: 7 * 24 * HOUR, bar: 6 * HOUR },
-  '30d': { label: 'Last 30 days', span: 30 * 24 * HOUR, bar: 24 * HOUR },
+  '24h': { label: 'Last 24 hours', span: 24 * HOUR, bar: HOUR, days: 1 },
+  '7d': { label: 'Last 7 days', span: 7 * 24 * HOUR, bar: 6 * HOUR, days: 7 },
+  '30d': { label: 'Last 30 days', span: 30 * 24 * HOUR, bar: 24 * HOUR, days: 30 },
 } as const;
 export type Range = keyof typeof RANGES;
 /** At most this many hits are read for the chart (5 pages of the log). */
@@ -99,6 +106,7 @@ export function Overview({ tick }: { tick: number }) {
           );
         })}
       </svg>
+      <Figures days={RANGES[range].days} tick={tick} />
       <OpenStormsPanel tick={tick} />
       <h3>Most-fired canaries</h3>
       {mostFired.length ? (
@@ -226,6 +234,43 @@ function OpenStormsPanel({ tick }: { tick: number }) {
           </p>
         )
       )}
+    </>
+  );
+}
+
+const counted = (rows: { key: string; count: number }[], none: string) =>
+  rows.length ? rows.map((r) => `${r.key} ${r.count}`).join(', ') : none;
+
+/** The dashboard's figures over whole UTC days (`/api/dashboard`): levels, deliveries, channels. */
+function Figures({ days, tick }: { days: number; tick: number }) {
+  const figures = useLoad(() => api<Dashboard>('GET', `/api/dashboard?days=${days}`), [days, tick]);
+  if (figures.error) return <ErrorNote error={figures.error} />;
+  if (!figures.data) return null;
+  const { events_by_level, deliveries_by_outcome, channel_health, since } = figures.data;
+  const failing = channel_health.filter((c) => !c.disabled && !c.healthy);
+  return (
+    <>
+      <h3>In figures</h3>
+      <dl class="facts" data-testid="figures">
+        <dt>Since</dt>
+        <dd>
+          <Time iso={since} /> (whole UTC days)
+        </dd>
+        <dt>Threat events by alert level</dt>
+        <dd>{counted(events_by_level, 'none')}</dd>
+        <dt>Deliveries</dt>
+        <dd>{counted(deliveries_by_outcome, 'none')}</dd>
+        <dt>Channels</dt>
+        <dd>
+          {channel_health.length - failing.length} of {channel_health.length} healthy
+          {failing.length > 0 && (
+            <>
+              ; failing: {failing.map((c) => c.name).join(', ')} (see{' '}
+              <a href="#/channels">Alert channels</a>)
+            </>
+          )}
+        </dd>
+      </dl>
     </>
   );
 }
