@@ -1,13 +1,10 @@
-import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import request from 'supertest';
 import { verifyWebhookSignature } from '../../src/alerts/webhook-signature';
 import { EvidenceStore } from '../../src/evidence/evidence.store';
 import { startAlertStack } from '../support/alert-stack';
-import { accessibilityViolations, launchChromium, screenshotPath } from '../support/browser';
+import { accessibilityViolations, openConsole, screenshotPath } from '../support/browser';
 import type { Receiver } from '../support/receiver';
 import type { TestApp } from '../support/test-app';
 
@@ -21,8 +18,7 @@ jest.setTimeout(120_000);
 let stack: Awaited<ReturnType<typeof startAlertStack>>;
 let t: TestApp;
 let receiver: Receiver;
-let server: Server;
-let browser: Browser;
+let browser: Awaited<ReturnType<typeof openConsole>>;
 let page: Page;
 let base: string;
 const email = `e2e-${Date.now()}@example.com`;
@@ -32,17 +28,12 @@ beforeAll(async () => {
   // The proxy is trusted so that a hit can come "from" a public address the map can place.
   stack = await startAlertStack({ ALERT_GATHER_MS: '250', TRUST_PROXY: 'loopback' });
   ({ t, receiver } = stack);
-  server = t.app.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  // localhost, not 127.0.0.1: the refresh cookie is Secure, which browsers allow on localhost.
-  base = `http://localhost:${(server.address() as AddressInfo).port}`;
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  browser = await openConsole(t.app);
+  ({ page, base } = browser);
 });
 
 afterAll(async () => {
   await browser?.close();
-  server?.close();
   await stack?.stop();
 });
 

@@ -1,3 +1,4 @@
+import { useState } from 'preact/hooks';
 import { api } from '../api';
 import type { CommunityIndicators, Settings } from '../types';
 import { ErrorNote, Table, Time, useAction, useLoad } from '../ui';
@@ -13,12 +14,20 @@ export function CommunityView() {
     [settings.data?.community_sharing],
   );
   const saving = useAction();
-  const sharing = settings.data?.community_sharing ?? false;
-  const toggle = (on: boolean) =>
+  // The box shows the choice at once; the saved setting follows (or the box goes back on error).
+  const [chosen, setChosen] = useState<boolean | null>(null);
+  const sharing = chosen ?? settings.data?.community_sharing ?? false;
+  const toggle = (on: boolean) => {
+    setChosen(on);
     void saving.run(async () => {
-      await api('PATCH', '/api/settings', { community_sharing: on });
-      await settings.reload();
+      try {
+        await api('PATCH', '/api/settings', { community_sharing: on });
+        await settings.reload();
+      } finally {
+        setChosen(null);
+      }
     });
+  };
   return (
     <section aria-labelledby="community-title">
       <h1 id="community-title">Community</h1>
