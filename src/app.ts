@@ -21,6 +21,8 @@ import { AuditTrail } from './evidence/trail/audit-trail';
 import { CanariesRepository } from './canaries/canaries.repository';
 import type { DecoySettings } from './canaries/decoys';
 import { EvidenceBoundRemoval } from './canaries/evidence-bound-removal';
+import { LiveFeed } from './canaries/live-feed';
+import { DEFAULT_LIVE_STREAM_SETTINGS } from './canaries/live-stream';
 import { ThreatsRepository } from './canaries/threats.repository';
 import { TrapsRepository } from './honeypot/traps.repository';
 import { DocumentsRepository } from './rag/documents.repository';
@@ -119,6 +121,8 @@ export interface Api {
   reconciler: StartReconciler;
   /** Account erasures: the entry point finishes those a crash left part-way. */
   erasure: PrivacyErasure;
+  /** Ends the live streams, which would otherwise hold a stopping server open. */
+  endStreams(): void;
   /** Writes what background writers still hold (key-use audit trail, tripwire hits): call on shutdown. */
   flush(): Promise<void>;
 }
@@ -234,6 +238,7 @@ export function createApp({
   });
   const deliveries = new DeliveriesRepository(mongo.db);
   const weekly = new WeeklySettingsRepository(mongo.db);
+  const liveFeed = new LiveFeed(threats, logger);
 
   const docsToken = operatorToken(config.DOCS_TOKEN, 'DOCS_TOKEN');
   const document = openApiDocument(API_OPERATIONS, config.PUBLIC_BASE_URL);
@@ -247,7 +252,14 @@ export function createApp({
     usage: { meter, plans },
     apiKeys: keys,
     canaries: { canaries, clock, decoys, meterPlant },
-    threats,
+    threats: {
+      threats,
+      deliveries,
+      feed: liveFeed,
+      stream: DEFAULT_LIVE_STREAM_SETTINGS,
+      stormWindowMs: config.STORM_WINDOW_SECONDS * 1000,
+      clock,
+    },
     tripwires: { tripwires, canaries },
     channels: {
       channels: new ChannelsRepository(mongo.db),
@@ -359,7 +371,9 @@ export function createApp({
       log: logger,
       settings: { ...DEFAULT_RECONCILER_SETTINGS, gather },
     }),
+    endStreams: () => liveFeed.close(),
     flush: async () => {
+      liveFeed.close();
       await tripwires.close();
       await trail.close();
     },

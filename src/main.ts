@@ -46,6 +46,7 @@ async function main(): Promise<void> {
   const shutdown = (signal: string) => {
     logger.info({ signal }, 'shutting down');
     stopErasures();
+    api.endStreams();
     server.close(() => {
       void Promise.all([listeners.close(), api.reconciler.stop(), stopCheckpoints()])
         .then(() => api.flush())

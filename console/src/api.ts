@@ -1,3 +1,4 @@
+import { EventSource } from 'eventsource';
 import type { Session } from './types';
 
 /** An API answer other than 2xx, with the service's `detail` turned into one readable line. */
@@ -109,4 +110,26 @@ export async function download(path: string, filename: string): Promise<void> {
   const link = Object.assign(document.createElement('a'), { href: url, download: filename });
   link.click();
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+/**
+ * A server-sent event stream of the API, signed in: the `eventsource` client (the browser's own
+ * cannot send the token, which lives in a header) with the current token on every (re)connect,
+ * renewed once through the cookie when it was refused as expired.
+ */
+export function openStream(path: string): EventSource {
+  return new EventSource(path, {
+    fetch: async (url, init) => {
+      const attempt = () =>
+        fetch(url, {
+          ...init,
+          headers: {
+            ...init.headers,
+            ...(session && { authorization: `Bearer ${session.token}` }),
+          },
+        });
+      const res = await attempt();
+      return res.status === 401 && session && (await refresh()) ? attempt() : res;
+    },
+  });
 }

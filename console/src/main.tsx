@@ -4,6 +4,8 @@ import { api, logout, resume, whenSignedOut } from './api';
 import type { Account } from './types';
 import { ErrorNote } from './ui';
 import { AccountView } from './views/account';
+import { AdminView } from './views/admin';
+import { CommunityView } from './views/community';
 import { CanariesView } from './views/canaries';
 import { CanaryView } from './views/canary';
 import { ChannelsView } from './views/channels';
@@ -17,7 +19,16 @@ import { WorkflowRunsView } from './views/workflow-runs';
 import './styles.css';
 
 type Route =
-  'account' | 'keys' | 'channels' | 'weekly' | 'canaries' | 'threats' | 'runs' | 'evidence';
+  | 'account'
+  | 'keys'
+  | 'channels'
+  | 'weekly'
+  | 'canaries'
+  | 'threats'
+  | 'runs'
+  | 'evidence'
+  | 'community'
+  | 'admin';
 
 const ROUTES: Record<Route, { title: string; view: FunctionComponent<{ account: Account }> }> = {
   account: { title: 'Account', view: AccountView },
@@ -28,7 +39,12 @@ const ROUTES: Record<Route, { title: string; view: FunctionComponent<{ account: 
   threats: { title: 'Threat events', view: ThreatsView },
   runs: { title: 'Workflow runs', view: WorkflowRunsView },
   evidence: { title: 'Evidence log', view: EvidenceView },
+  community: { title: 'Community', view: CommunityView },
+  admin: { title: 'Admin', view: AdminView },
 };
+
+/** Routes only operator accounts see (the API refuses everyone else anyway). */
+const OPERATOR_ONLY = new Set<Route>(['admin']);
 
 /** `#/<route>`, or `#/threats/<id>` and `#/canaries/<id>` for one item's page. */
 /** The routes with a page per item, by the item's id. */
@@ -91,13 +107,15 @@ function App() {
         <strong class="brand">Tripwire</strong>
         <nav aria-label="Console">
           <ul>
-            {Object.entries(ROUTES).map(([name, { title }]) => (
-              <li key={name}>
-                <a href={`#/${name}`} aria-current={route === name ? 'page' : undefined}>
-                  {title}
-                </a>
-              </li>
-            ))}
+            {Object.entries(ROUTES)
+              .filter(([name]) => account.role === 'operator' || !OPERATOR_ONLY.has(name as Route))
+              .map(([name, { title }]) => (
+                <li key={name}>
+                  <a href={`#/${name}`} aria-current={route === name ? 'page' : undefined}>
+                    {title}
+                  </a>
+                </li>
+              ))}
           </ul>
         </nav>
         <span class="who">{account.email}</span>

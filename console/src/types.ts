@@ -17,14 +17,20 @@ import type {
 } from '../../src/alerts/channels.routes';
 import type { canaryListView, canaryView } from '../../src/canaries/canaries.routes';
 import type {
+  openStormsView,
+  threatDeliveriesView,
   threatEventListView,
   threatEventView,
   threatLogView,
 } from '../../src/canaries/threats.routes';
+import type { publicKeyView } from '../../src/evidence/log/evidence-log';
 import type { evidencePageView } from '../../src/evidence/records.routes';
 import type { chainReportView, recordVerificationView } from '../../src/evidence/evidence.service';
 import type { keyListView, keyView, newKeyView } from '../../src/keys/api-keys.routes';
 import type { usageView } from '../../src/metering/usage.routes';
+import type { accountListView, accountView } from '../../src/admin/admin.routes';
+import type { indicatorListView } from '../../src/community/community.routes';
+import type { dashboardView } from '../../src/dashboard/dashboard.routes';
 
 type View<T extends z.ZodType> = z.output<T>;
 
@@ -64,10 +70,18 @@ export type CanaryKind = Exclude<Canary['kind'], 'rag_marker'>;
 
 export type ThreatEvent = View<typeof threatEventView>;
 export type ThreatEventPage = View<typeof threatEventListView>;
+export type OpenStorms = View<typeof openStormsView>;
+export type ThreatDeliveries = View<typeof threatDeliveriesView>;
 export type ThreatHitPage = View<typeof threatLogView>;
 export type ThreatHit = ThreatHitPage['hits'][number];
+
+export type Dashboard = View<typeof dashboardView>;
+export type CommunityIndicators = View<typeof indicatorListView>;
+export type AdminAccount = View<typeof accountView>;
+export type AdminAccountPage = View<typeof accountListView>;
 
 export type EvidencePage = View<typeof evidencePageView>;
 export type EvidenceRecord = EvidencePage['records'][number];
 export type Verification = View<typeof recordVerificationView>;
 export type ChainReport = View<typeof chainReportView>;
+export type LogPublicKey = View<typeof publicKeyView>;

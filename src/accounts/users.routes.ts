@@ -12,6 +12,8 @@ export const meView = z
     user_id: z.string(),
     email: z.string(),
     plan: z.enum(PLAN_IDS),
+    /** `operator` may use the admin API (set with `admin.cli.js set-role`). */
+    role: z.enum(['user', 'operator']),
     created_at: z.iso.datetime(),
   })
   .meta({ id: 'Me' });
@@ -35,7 +37,7 @@ export const usersOperations = [
     summary: 'The signed-in account',
     description: 'The account id is the `user_id` used everywhere.',
     auth: 'session',
-    success: { status: 200, description: '`{user_id, email, plan, created_at}`' },
+    success: { status: 200, description: '`{user_id, email, plan, role, created_at}`' },
     response: meView,
     handler: async ({ res }, { users }) => {
       const user = await users.findById(sessionOf(res).userId);
@@ -46,6 +48,7 @@ export const usersOperations = [
         user_id: user.id,
         email: user.email,
         plan: user.plan,
+        role: user.role ?? 'user',
         created_at: user.createdAt.toISOString(),
       };
     },

@@ -9,7 +9,7 @@ import { PLAN_IDS } from '../plans';
 import type { AdminService, Operator } from './admin.service';
 import { NOT_AN_OPERATOR, requireOperator } from './operators';
 
-const accountView = z
+export const accountView = z
   .object({
     user_id: z.string(),
     email: z.string(),
@@ -38,6 +38,10 @@ function operatorOf(res: Response): Operator {
     : { type: 'session' as const, id: session!.sessionId };
   return { accountId: callerAccountId(res), via };
 }
+
+export const accountListView = z
+  .object({ accounts: z.array(accountView), next_cursor: z.string().nullable() })
+  .meta({ id: 'AdminAccountPage' });
 
 export interface AdminDeps {
   admin: AdminService;
@@ -93,7 +97,7 @@ export const adminOperations = [
     query: listQuery,
     before: onlyOperators,
     success: { status: 200, description: '`{accounts, next_cursor}`' },
-    response: z.object({ accounts: z.array(accountView), next_cursor: z.string().nullable() }),
+    response: accountListView,
     errors: { 403: NOT_AN_OPERATOR },
     handler: async ({ query }, { admin }) => {
       const users = await admin.search(query.q, query.cursor, query.limit);

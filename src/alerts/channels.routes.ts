@@ -197,7 +197,7 @@ export const channelTestView = z
   })
   .meta({ id: 'ChannelTestOutcome' });
 
-function describeDelivery(record: DeliveryRecord): z.output<typeof deliveryView> {
+export function describeDelivery(record: DeliveryRecord): z.output<typeof deliveryView> {
   return {
     deliveryId: record.id,
     workflowId: record.workflowId,

@@ -53,8 +53,17 @@ export interface DeliveryContext {
 
 export const deliveriesIndexes: CollectionIndexes = {
   collection: 'alert_deliveries',
-  indexes: [{ key: { accountId: 1, channelId: 1, createdAt: -1 }, name: 'channel_newest_first' }],
+  indexes: [
+    { key: { accountId: 1, channelId: 1, createdAt: -1 }, name: 'channel_newest_first' },
+    { key: { accountId: 1, threatEventId: 1, createdAt: 1 }, name: 'threat_event_oldest_first' },
+  ],
 };
+
+/**
+ * A bound on one event's deliveries: a few per channel (the first try and any resends), so this is
+ * far above what an account's channels make, yet keeps one answer small.
+ */
+export const MAX_PER_THREAT_EVENT = 500;
 
 export class DeliveriesRepository {
   private readonly deliveries: Collection<DeliveryDoc>;
@@ -136,6 +145,16 @@ export class DeliveriesRepository {
       .find({ accountId, channelId })
       .sort({ createdAt: -1 })
       .limit(limit)
+      .toArray();
+    return docs.map(toRecord);
+  }
+
+  /** Every delivery made for one threat event, to any channel (resends included), oldest first. */
+  async listForThreatEvent(accountId: string, threatEventId: string): Promise<DeliveryRecord[]> {
+    const docs = await this.deliveries
+      .find({ accountId, threatEventId })
+      .sort({ createdAt: 1 })
+      .limit(MAX_PER_THREAT_EVENT)
       .toArray();
     return docs.map(toRecord);
   }

@@ -66,10 +66,28 @@ export interface ThreatHit {
 
 type EventDoc = Omit<ThreatEvent, 'id'> & {
   _id: string;
+  /** When the alert was written (wall clock): what the live feed polls by. */
+  alertRecordedAt?: Date;
   /** Outbox marker: set until the event's alert workflow is known to be started (reconciler). */
   alertPendingSince?: Date;
 };
-type HitDoc = Omit<ThreatHit, 'id'> & { _id: string };
+type HitDoc = Omit<ThreatHit, 'id'> & {
+  _id: string;
+  /** When this process wrote it (not when it came in): what the live feed polls by. */
+  recordedAt?: Date;
+};
+
+/** What the live feed announces: a hit written, or an event's alert prepared. */
+export interface LiveItem {
+  type: 'hit' | 'alert';
+  /** Unique per item: the hit's id, or `alert:<threat_event_id>`. */
+  key: string;
+  accountId: string;
+  /** When the writing process wrote it, by its wall clock. */
+  recordedAt: Date;
+  /** What the stream sends as the event's data. */
+  data: Record<string, unknown>;
+}
 /**
  * Per canary and source (`_id`, the storm key): which threat event new hits join until the window
  * closes. Its `_id` is the arbiter between replicas: one storm per key is open at a time.
@@ -85,11 +103,17 @@ export const threatEventsIndexes: CollectionIndexes = {
   indexes: [
     { key: { accountId: 1, firstHitAt: -1 }, name: 'account_newest_first' },
     { key: { alertPendingSince: 1 }, name: 'alert_pending', sparse: true },
+    // The live feed's poll, across accounts (src/canaries/live-feed.ts).
+    { key: { alertRecordedAt: 1 }, name: 'alert_recorded_at', sparse: true },
   ],
 };
 export const threatHitsIndexes: CollectionIndexes = {
   collection: 'threat_hits',
-  indexes: [{ key: { accountId: 1, at: -1 }, name: 'account_newest_first' }],
+  indexes: [
+    { key: { accountId: 1, at: -1 }, name: 'account_newest_first' },
+    // The live feed's poll, across accounts (src/canaries/live-feed.ts).
+    { key: { recordedAt: 1 }, name: 'recorded_at', sparse: true },
+  ],
 };
 export const threatStormsIndexes: CollectionIndexes = {
   collection: 'threat_storms',
@@ -173,18 +197,81 @@ export class ThreatsRepository {
   async recordEvent(event: ThreatEvent): Promise<void> {
     const { id, ...rest } = event;
     try {
-      await this.events.insertOne({ _id: id, ...rest });
+      // An agent's alert comes with its event: the live feed announces it like any other.
+      await this.events.insertOne({
+        _id: id,
+        ...rest,
+        ...(rest.alert && { alertRecordedAt: new Date() }),
+      });
     } catch (err) {
       if (!isDuplicateKeyError(err)) throw err;
     }
   }
 
   async addHits(threatEventId: string, hits: ThreatHit[]): Promise<void> {
-    await this.hits.insertMany(hits.map(({ id, ...rest }) => ({ _id: id, ...rest })));
+    // The wall clock, not the service's clock: the live feed compares it with its own.
+    const recordedAt = new Date();
+    await this.hits.insertMany(hits.map(({ id, ...rest }) => ({ _id: id, ...rest, recordedAt })));
     await this.events.updateOne(
       { _id: threatEventId },
       { $inc: { hitCount: hits.length }, $max: { lastHitAt: hits.at(-1)!.at } },
     );
+  }
+
+  /** Every account's hits written at or after `since`, oldest first (the live feed's poll). */
+  async hitsRecordedSince(since: Date, limit: number): Promise<LiveItem[]> {
+    const docs = await this.hits
+      .find(
+        { recordedAt: { $gte: since } },
+        { projection: { accountId: 1, threatEventId: 1, canaryId: 1, at: 1, recordedAt: 1 } },
+      )
+      .sort({ recordedAt: 1 })
+      .limit(limit)
+      .toArray();
+    return docs.map((d) => ({
+      type: 'hit',
+      key: d._id,
+      accountId: d.accountId,
+      recordedAt: d.recordedAt!,
+      data: {
+        hit_id: d._id,
+        threat_event_id: d.threatEventId,
+        canary_id: d.canaryId,
+        at: d.at.toISOString(),
+      },
+    }));
+  }
+
+  /** Every account's alerts written at or after `since`, oldest first (the live feed's poll). */
+  async alertsRecordedSince(since: Date, limit: number): Promise<LiveItem[]> {
+    const docs = await this.events
+      .find(
+        { alertRecordedAt: { $gte: since } },
+        {
+          projection: {
+            accountId: 1,
+            canaryId: 1,
+            alertRecordedAt: 1,
+            'alert.data.riskLevel': 1,
+            'alert.data.alertLevel': 1,
+          },
+        },
+      )
+      .sort({ alertRecordedAt: 1 })
+      .limit(limit)
+      .toArray();
+    return docs.map((d) => ({
+      type: 'alert',
+      key: `alert:${d._id}`,
+      accountId: d.accountId,
+      recordedAt: d.alertRecordedAt!,
+      data: {
+        threat_event_id: d._id,
+        canary_id: d.canaryId,
+        risk_level: d.alert?.data.riskLevel,
+        alert_level: d.alert?.data.alertLevel,
+      },
+    }));
   }
 
   /** Which of these hit ids are already in the hit log (a journal replay skips them). */
@@ -219,7 +306,10 @@ export class ThreatsRepository {
   }
 
   async recordAlert(threatEventId: string, alert: AlertPayload): Promise<void> {
-    await this.events.updateOne({ _id: threatEventId }, { $set: { alert } });
+    await this.events.updateOne(
+      { _id: threatEventId },
+      { $set: { alert, alertRecordedAt: new Date() } },
+    );
   }
 
   /** How many hits these canaries have, without reading them. */

@@ -1,10 +1,15 @@
 import { z } from 'zod';
+import { describeDelivery, deliveryView } from '../alerts/channels.routes';
+import type { DeliveriesRepository } from '../alerts/deliveries.repository';
 import { ALERT_LEVELS, attackerSchema, mailServerSchema } from '../alerts/payload';
 import { evidenceRefView } from '../evidence/evidence.service';
 import { callerAccountId } from '../auth/caller';
+import type { Clock } from '../clock';
 import { DomainError } from '../errors';
 import { operationsFor } from '../http/operation';
 import { cursorSchema, encodeCursor, limitSchema } from '../http/pagination';
+import type { LiveFeed } from './live-feed';
+import { streamLive, type LiveStreamSettings } from './live-stream';
 import { CANARY_KINDS } from './kinds';
 import {
   HIT_VIAS,
@@ -162,7 +167,41 @@ function describeHit(hit: ThreatHit): z.output<typeof threatHitView> {
   };
 }
 
-const operation = operationsFor<ThreatsRepository>('Threats');
+/** Every channel's deliveries for one event: what the event page shows under "Who was told". */
+export const threatDeliveriesView = z
+  .object({
+    deliveries: z.array(
+      deliveryView.extend({
+        /** The channel's id; `builtin:email` and `builtin:chat` for the built-in channels. */
+        channelId: z.string(),
+      }),
+    ),
+  })
+  .meta({ id: 'ThreatEventDeliveries' });
+
+/** The storms still open: hits from their source on their canary still join their event. */
+export const openStormsView = z
+  .object({
+    storms: z.array(
+      threatEventView.extend({
+        /** When the storm closes: a later hit from that source opens a new event and alert. */
+        closes_at: z.iso.datetime(),
+      }),
+    ),
+  })
+  .meta({ id: 'OpenStorms' });
+
+export interface ThreatRoutesDeps {
+  threats: ThreatsRepository;
+  deliveries: DeliveriesRepository;
+  /** `STORM_WINDOW_SECONDS`, in ms: a storm closes this long after its first hit. */
+  stormWindowMs: number;
+  clock: Clock;
+  feed: LiveFeed;
+  stream: LiveStreamSettings;
+}
+
+const operation = operationsFor<ThreatRoutesDeps>('Threats');
 
 /**
  * `/api/threat-events`: one entry per alert (a storm of hits counts as one); `/api/threat-log`:
@@ -179,12 +218,53 @@ export const threatOperations = [
     query: pageSchema,
     success: { status: 200, description: '`{threat_events, next_cursor}`' },
     response: threatEventListView,
-    handler: async ({ query, res }, threats) => {
+    handler: async ({ query, res }, { threats }) => {
       const page = pageOf(query);
       const events = await threats.listEvents(callerAccountId(res), page);
       return {
         threat_events: events.map(describeEvent),
         next_cursor: nextCursor(events, page.limit, (e) => e.firstHitAt),
+      };
+    },
+  }),
+  // These two before `{threat_event_id}`, which would match their last segment too.
+  operation({
+    operationId: 'streamThreatActivity',
+    method: 'get',
+    path: '/api/threat-events/stream',
+    summary: 'New hits and alerts as they are recorded (server-sent events)',
+    description:
+      "A `text/event-stream` of the caller's threat activity, whichever API process recorded it: `event: hit` with `data: {hit_id, threat_event_id, canary_id, at}` for each new hit, `event: alert` with `data: {threat_event_id, canary_id, risk_level, alert_level}` once an event's alert is prepared (enrichment and risk), each with an `id`; a `: keep-alive` comment every 15 s; the end after 5 minutes (reconnect: credentials are checked again). Reconnecting with `Last-Event-ID` sends what was recorded since, from 5 s before it (an item may come twice), or `event: reset` when that is older than the process remembers (5 minutes): then re-read the lists.",
+    auth: 'sessionOrApiKey',
+    success: { status: 200, description: 'The event stream', contentType: 'text/event-stream' },
+    handler: ({ req, res }, { feed, stream }) => {
+      streamLive(req, res, callerAccountId(res), feed, stream);
+    },
+  }),
+  operation({
+    operationId: 'listOpenStorms',
+    method: 'get',
+    path: '/api/threat-events/open-storms',
+    summary: 'Storms still open',
+    description:
+      'The threat events whose storm is still open (newest first, at most 200): further hits from the same source on the same canary join them until `closes_at` (`STORM_WINDOW_SECONDS` after the first hit). Agent alerts have no storm.',
+    auth: 'sessionOrApiKey',
+    success: { status: 200, description: '`{storms}`' },
+    response: openStormsView,
+    handler: async ({ res }, { threats, stormWindowMs, clock }) => {
+      const now = clock().getTime();
+      // A storm's window starts at its event's first hit (tripwires.ts claims it so).
+      const events = await threats.listEvents(callerAccountId(res), {
+        since: new Date(now - stormWindowMs + 1),
+        limit: 200,
+      });
+      return {
+        storms: events
+          .filter((e) => e.canaryKind !== 'agent')
+          .map((e) => ({
+            ...describeEvent(e),
+            closes_at: new Date(e.firstHitAt.getTime() + stormWindowMs).toISOString(),
+          })),
       };
     },
   }),
@@ -197,13 +277,36 @@ export const threatOperations = [
     auth: 'sessionOrApiKey',
     success: { status: 200, description: 'The threat event' },
     response: threatEventView,
-    handler: async ({ params, res }, threats) => {
+    handler: async ({ params, res }, { threats }) => {
       const id = params.threat_event_id!;
       const event = await threats.findEvent(id);
       if (!event) throw new DomainError('not_found', `No threat event ${id}`);
       if (event.accountId !== callerAccountId(res))
         throw new DomainError('forbidden', `Threat event ${id} belongs to another account`);
       return describeEvent(event);
+    },
+  }),
+  operation({
+    operationId: 'listThreatEventDeliveries',
+    method: 'get',
+    path: '/api/threat-events/{threat_event_id}/deliveries',
+    summary: "One threat event's deliveries, to every channel",
+    description:
+      "Every delivery made for the event (the first one to each channel and any resends), oldest first, with every attempt. Another account's event answers 404 like an unknown one.",
+    auth: 'sessionOrApiKey',
+    success: { status: 200, description: '`{deliveries}`' },
+    response: threatDeliveriesView,
+    handler: async ({ params, res }, { threats, deliveries }) => {
+      const id = params.threat_event_id!;
+      const accountId = callerAccountId(res);
+      const event = await threats.findEvent(id);
+      // Not 403: whether an event id exists in another account is not the caller's to learn.
+      if (event?.accountId !== accountId)
+        throw new DomainError('not_found', `No threat event ${id}`);
+      const records = await deliveries.listForThreatEvent(accountId, id);
+      return {
+        deliveries: records.map((r) => ({ ...describeDelivery(r), channelId: r.channelId })),
+      };
     },
   }),
   operation({
@@ -216,7 +319,7 @@ export const threatOperations = [
     query: pageSchema,
     success: { status: 200, description: '`{hits, next_cursor}`' },
     response: threatLogView,
-    handler: async ({ query, res }, threats) => {
+    handler: async ({ query, res }, { threats }) => {
       const page = pageOf(query);
       const hits = await threats.listHits(callerAccountId(res), page);
       return {

@@ -15,6 +15,10 @@ const indicatorView = z
   })
   .meta({ id: 'CommunityIndicator' });
 
+export const indicatorListView = z
+  .object({ sharing: z.boolean(), indicators: z.array(indicatorView) })
+  .meta({ id: 'CommunityIndicators' });
+
 export interface CommunityDeps {
   indicators: CommunityIndicators;
   clock: Clock;
@@ -32,7 +36,7 @@ export const communityOperations = [
     auth: 'sessionOrApiKey',
     query: z.object({ limit: limitSchema }).strict(),
     success: { status: 200, description: '`{sharing, indicators}`' },
-    response: z.object({ sharing: z.boolean(), indicators: z.array(indicatorView) }),
+    response: indicatorListView,
     handler: async ({ query, res }, { indicators, clock }) => {
       const list = await indicators.list(callerAccountId(res), clock(), query.limit);
       return {

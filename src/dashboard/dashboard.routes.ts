@@ -6,7 +6,7 @@ import type { Count, Dashboard, DashboardFigures } from './dashboard';
 
 const countView = z.object({ key: z.string(), count: z.number().int() });
 
-const dashboardView = z
+export const dashboardView = z
   .object({
     since: z.iso.datetime(),
     hits_by_day: z.array(countView),

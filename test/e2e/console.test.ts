@@ -1,13 +1,10 @@
-import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import request from 'supertest';
 import { verifyWebhookSignature } from '../../src/alerts/webhook-signature';
 import { EvidenceStore } from '../../src/evidence/evidence.store';
 import { startAlertStack } from '../support/alert-stack';
-import { accessibilityViolations, launchChromium, screenshotPath } from '../support/browser';
+import { accessibilityViolations, openConsole, screenshotPath } from '../support/browser';
 import type { Receiver } from '../support/receiver';
 import type { TestApp } from '../support/test-app';
 
@@ -21,8 +18,7 @@ jest.setTimeout(120_000);
 let stack: Awaited<ReturnType<typeof startAlertStack>>;
 let t: TestApp;
 let receiver: Receiver;
-let server: Server;
-let browser: Browser;
+let browser: Awaited<ReturnType<typeof openConsole>>;
 let page: Page;
 let base: string;
 const email = `e2e-${Date.now()}@example.com`;
@@ -32,17 +28,12 @@ beforeAll(async () => {
   // The proxy is trusted so that a hit can come "from" a public address the map can place.
   stack = await startAlertStack({ ALERT_GATHER_MS: '250', TRUST_PROXY: 'loopback' });
   ({ t, receiver } = stack);
-  server = t.app.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  // localhost, not 127.0.0.1: the refresh cookie is Secure, which browsers allow on localhost.
-  base = `http://localhost:${(server.address() as AddressInfo).port}`;
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  browser = await openConsole(t.app);
+  ({ page, base } = browser);
 });
 
 afterAll(async () => {
   await browser?.close();
-  server?.close();
   await stack?.stop();
 });
 
@@ -221,7 +212,7 @@ describe('the web console', () => {
 
     await open('Threat events');
     const event = page.getByTestId('threat-event').first();
-    // The page polls: the event and its risk arrive without a click.
+    // The event and its risk arrive without a click (the live stream, and each alert's update).
     await event.getByText(/risk$/).waitFor({ timeout: 30_000 });
     await expect(event.textContent()).resolves.toMatch(/api_key canary fired once.*risk/);
     await expect(event.textContent()).resolves.toMatch(/Interpretation/);
@@ -247,6 +238,11 @@ describe('the web console', () => {
     receiver.breakWith(null);
     await hits.getByRole('button', { name: /^Verify record/ }).click();
     await hits.getByText('Verified: hash recomputed and matches').waitFor();
+    // The inclusion proof, checked in the browser with Web Crypto against the log's key.
+    await hits.getByRole('button', { name: /^Check the inclusion proof of record/ }).click();
+    await hits
+      .getByText(/✓ In the log: leaf \d+ of \d+, promise and proof checked in this browser/)
+      .waitFor();
     await shot('threat-event');
     await attempts.getByRole('button', { name: /^Resend delivery / }).click();
     await webhook.getByText(/^Sent again as resend-/).waitFor();
@@ -260,6 +256,18 @@ describe('the web console', () => {
     await page.getByLabel('Range', { exact: true }).selectOption('7d');
     await page.getByTestId('hits-total').getByText('1 hit, last 7 days').waitFor();
     await page.evaluate(() => Object.assign(globalThis, { stillThisPage: true }));
+    // New hits come through the server's event stream: while it is open nothing polls.
+    await page
+      .getByTestId('live-status')
+      .getByText(/^Live: /)
+      .waitFor({ timeout: 20_000 });
+    const listReads: string[] = [];
+    const countRead = (r: { url(): string }) => {
+      if (r.url().includes('/api/threat-events?limit=50')) listReads.push(r.url());
+    };
+    page.on('request', countRead);
+    await page.waitForTimeout(6_000);
+    expect(listReads).toEqual([]);
     const fromGoogle = await request(t.app)
       .get('/api/settings')
       .set('X-API-Key', value)
@@ -270,9 +278,21 @@ describe('the web console', () => {
       .getByText('2 hits, last 7 days')
       .waitFor({ timeout: 20_000 });
     expect(await page.evaluate(() => 'stillThisPage' in globalThis)).toBe(true);
+    page.off('request', countRead);
+    // Re-read once the stream told of the hit (a storm's hits settle into one read).
+    expect(listReads.length).toBeGreaterThanOrEqual(1);
     await expect(
       page.getByTestId('hits-chart').locator('rect[data-count="2"]').count(),
     ).resolves.toBe(1);
+    // The hit from 8.8.8.8 opened a storm of its own (a new source), open for 60 s.
+    await page
+      .getByTestId('open-storms')
+      .getByRole('listitem')
+      .filter({
+        hasText:
+          /api_key canary fired once “billing \.env” from 8\.8\.8\.8; further hits join it until/,
+      })
+      .waitFor({ timeout: 20_000 });
     // 8.8.8.8 is placed in the US by the shipped location data: a point there once enriched.
     await page
       .getByTestId('hits-map')

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import request from 'supertest';
 import { PASSWORD } from '../support/accounts';
-import { accessibilityViolations, launchChromium } from '../support/browser';
+import { accessibilityViolations, launchChromium, signUpInConsole } from '../support/browser';
 import { createTestApp, type TestApp } from '../support/test-app';
 import { startTestWorker } from '../support/test-worker';
 
@@ -39,12 +39,7 @@ afterAll(async () => {
 const heading = (name: string) => page.getByRole('heading', { name, exact: true, level: 1 });
 
 it("lists the account's own workflow runs, and passes axe-core's WCAG 2 A/AA rules", async () => {
-  await page.goto(base);
-  await page.getByRole('button', { name: 'Create an account' }).click();
-  await page.getByLabel('Email').fill(email);
-  await page.getByLabel('Password').fill(PASSWORD);
-  await page.getByRole('button', { name: 'Create account' }).click();
-  await heading('Account').waitFor();
+  await signUpInConsole(page, base, email, PASSWORD);
 
   const login = await request(t.app).post('/api/auth/login').send({ email, password: PASSWORD });
   const ping = await request(t.app)

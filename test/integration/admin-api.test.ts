@@ -1,26 +1,23 @@
-import { spawnSync } from 'node:child_process';
 import request from 'supertest';
 import {
   EvidenceRepository,
   toRecord,
   type EvidenceDoc,
 } from '../../src/evidence/evidence.repository';
-import { createKey, PASSWORD, signUpAndLogIn, type SignedIn } from '../support/accounts';
+import {
+  createKey,
+  PASSWORD,
+  setRole as setRoleWithCli,
+  signUpAndLogIn,
+  type SignedIn,
+} from '../support/accounts';
 import { createTestApp, type TestApp } from '../support/test-app';
 
 let t: TestApp;
 let operator: SignedIn;
 let operatorKey: string;
 
-/** The real admin CLI, on this test's database. */
-function setRole(who: string, role: string) {
-  const run = spawnSync('node_modules/.bin/tsx', ['src/admin.cli.ts', 'set-role', who, role], {
-    env: { ...process.env, MONGODB_URI: t.config.MONGODB_URI, MONGODB_DB: t.config.MONGODB_DB },
-    encoding: 'utf8',
-  });
-  if (run.status !== 0) throw new Error(`set-role: ${run.status} ${run.stderr}`);
-  return run.stdout;
-}
+const setRole = (who: string, role: 'user' | 'operator') => setRoleWithCli(t.config, who, role);
 
 const asKey = (key: string) => ({ 'X-API-Key': key });
 const asSession = (who: SignedIn) => ({ Authorization: `Bearer ${who.token}` });

@@ -29,6 +29,7 @@ describe('signup', () => {
       user_id: userId,
       email,
       plan: 'free',
+      role: 'user',
       created_at: expect.any(String),
     });
   });

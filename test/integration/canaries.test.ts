@@ -1,6 +1,10 @@
 import nodemailer from 'nodemailer';
 import request from 'supertest';
-import { threatEventListView, threatLogView } from '../../src/canaries/threats.routes';
+import {
+  threatDeliveriesView,
+  threatEventListView,
+  threatLogView,
+} from '../../src/canaries/threats.routes';
 import { startDecoyMailServer, type DecoyMailServer } from '../../src/canaries/listeners/smtp';
 import { generateApiKey } from '../../src/keys/api-key-format';
 import { createKey, signUpAndLogIn, type SignedIn } from '../support/accounts';
@@ -338,6 +342,52 @@ describe('threat views', () => {
     await request(t.app).get(path).set('X-API-Key', canariesOnly.key).expect(403);
     const threats = await createKey(t.app, who.token, { scopes: ['threats:read'] });
     await request(t.app).get(path).set('X-API-Key', threats.key).expect(200);
+  });
+});
+
+describe("a threat event's deliveries", () => {
+  it('when asked for, then every channel the alert went to is listed with its attempts; another account gets 404, a key needs threats:read', async () => {
+    const { who, path } = await account();
+    const canary = await plant(who, 'url');
+    await request(t.app).get(new URL(canary.value).pathname);
+    const [alert] = await alertsAt(path);
+    const id = alert!.data.threatEventId!;
+    await t.temporal.client.workflow.getHandle(`alert-${id}`).result();
+    const [hook] = (await request(t.app).get('/api/alert-channels').set(as(who))).body.channels as {
+      id: string;
+    }[];
+
+    const url = `/api/threat-events/${id}/deliveries`;
+    const { body } = await request(t.app).get(url).set(as(who)).expect(200);
+    const { deliveries } = threatDeliveriesView.parse(body);
+    const toHook = deliveries.filter((d) => d.channelId === hook!.id);
+    expect(toHook).toHaveLength(1);
+    expect(toHook[0]).toMatchObject({
+      threatEventId: id,
+      event: 'canary.tripwire_triggered',
+      outcome: 'delivered',
+      status: 200,
+      attempts: [expect.objectContaining({ attempt: 1, status: 200 })],
+    });
+    // The built-in email channel is listed too, whatever became of it.
+    expect(deliveries.map((d) => d.channelId)).toContain('builtin:email');
+    expect(deliveries.every((d) => d.threatEventId === id)).toBe(true);
+
+    const other = await signUpAndLogIn(t.app);
+    const refused = await request(t.app).get(url).set(as(other));
+    const unknown = await request(t.app)
+      .get('/api/threat-events/thr_missing/deliveries')
+      .set(as(other));
+    expect(refused.status).toBe(404);
+    expect(unknown.status).toBe(404);
+    // Another account's event reads like an unknown one: its id says nothing more.
+    expect(refused.body.detail).toBe(`No threat event ${id}`);
+    const canariesOnly = await createKey(t.app, who.token, { scopes: ['canaries:read'] });
+    const denied = await request(t.app).get(url).set('X-API-Key', canariesOnly.key);
+    expect(denied.status).toBe(403);
+    expect(denied.body.detail).toContain('scope');
+    const reader = await createKey(t.app, who.token, { scopes: ['threats:read'] });
+    await request(t.app).get(url).set('X-API-Key', reader.key).expect(200);
   });
 });
 

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type { Express } from 'express';
 import request from 'supertest';
@@ -60,4 +61,18 @@ export async function createKey(
     .send(body);
   if (res.status !== 201) throw new Error(`generate-key failed: ${res.status} ${res.text}`);
   return res.body as CreatedKey;
+}
+
+/** The real admin CLI's `set-role`, on a test's database; its output. */
+export function setRole(
+  config: { MONGODB_URI: string; MONGODB_DB: string },
+  who: string,
+  role: 'user' | 'operator',
+): string {
+  const run = spawnSync('node_modules/.bin/tsx', ['src/admin.cli.ts', 'set-role', who, role], {
+    env: { ...process.env, MONGODB_URI: config.MONGODB_URI, MONGODB_DB: config.MONGODB_DB },
+    encoding: 'utf8',
+  });
+  if (run.status !== 0) throw new Error(`set-role: ${run.status} ${run.stderr}`);
+  return run.stdout;
 }

@@ -1,5 +1,8 @@
+import { once } from 'node:events';
 import { mkdirSync, readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
+import type { Express } from 'express';
 import { chromium, type Browser, type Page } from 'playwright-core';
 
 /**
@@ -46,4 +49,33 @@ export async function accessibilityViolations(page: Page): Promise<string[]> {
     ).axe.run({ runOnly: ['wcag2a', 'wcag2aa'] });
     return violations.map((v) => `${v.id} (${v.nodes.length})`);
   });
+}
+
+/** The app on a free loopback port and Chromium with one page at desktop size, for a console test. */
+export async function openConsole(app: Express) {
+  const server = app.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  // localhost, not 127.0.0.1: the refresh cookie is Secure, which browsers allow on localhost.
+  const base = `http://localhost:${(server.address() as AddressInfo).port}`;
+  const browser = await launchChromium();
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  return {
+    base,
+    browser,
+    page,
+    async close() {
+      await browser.close();
+      server.close();
+    },
+  };
+}
+
+/** Signs a new account up through the console's own form, and waits for its Account page. */
+export async function signUpInConsole(page: Page, base: string, email: string, password: string) {
+  await page.goto(base);
+  await page.getByRole('button', { name: 'Create an account' }).click();
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Create account' }).click();
+  await page.getByRole('heading', { name: 'Account', exact: true, level: 1 }).waitFor();
 }

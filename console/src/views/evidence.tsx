@@ -1,6 +1,14 @@
 import { useState } from 'preact/hooks';
 import { api, download } from '../api';
-import type { Account, ChainReport, EvidencePage, EvidenceRecord, Verification } from '../types';
+import { checkInclusion, type ProofCheck } from '../log-proof';
+import type {
+  Account,
+  ChainReport,
+  EvidencePage,
+  EvidenceRecord,
+  LogPublicKey,
+  Verification,
+} from '../types';
 import { ErrorNote, Table, Time, useAction, useLoad, usePages } from '../ui';
 
 const short = (hash: string | null) => (hash ? `${hash.slice(0, 12)}…` : 'unsealed');
@@ -151,6 +159,51 @@ export function VerifyButton({ logId, seq }: { logId: string; seq: number }) {
             : ` ✗ ${result.tampered ? 'Tampered' : 'Not verified'}: recomputed ${short(result.recomputed_hash)}`)}
       </span>
       <ErrorNote error={action.error} />
+    </>
+  );
+}
+
+/**
+ * Checks here, with Web Crypto, that the record is in the evidence log: the log's signed promise
+ * for its hash and the inclusion proof against a signed checkpoint (the server's answer, not its
+ * word). The log's key comes from `/api/log/public-key`; its fingerprint is shown to compare.
+ */
+export function ProofButton({
+  logId,
+  seq,
+  contentHash,
+}: {
+  logId: string;
+  seq: number;
+  contentHash: string;
+}) {
+  const action = useAction();
+  const [result, setResult] = useState<ProofCheck | null>(null);
+  const check = () =>
+    void action.run(async () => {
+      setResult(null);
+      const [verification, key] = await Promise.all([
+        api<Verification>('POST', `/api/audit/records/${encodeURIComponent(logId)}/verify`),
+        api<LogPublicKey>('GET', '/api/log/public-key'),
+      ]);
+      setResult(await checkInclusion(contentHash, verification, key));
+    });
+  return (
+    <>
+      <button
+        type="button"
+        class="secondary"
+        aria-label={`Check the inclusion proof of record ${seq}`}
+        onClick={check}
+        disabled={action.pending}
+      >
+        Check inclusion
+      </button>
+      <span role="status" data-testid={`proof-${seq}`}>
+        {result &&
+          ` ✓ In the log: leaf ${result.leafIndex} of ${result.treeSize}, promise and proof checked in this browser (log key ${result.fingerprint.slice(0, 16)}…)`}
+      </span>
+      <ErrorNote error={action.error && `Inclusion not proven: ${action.error}`} />
     </>
   );
 }

@@ -1,15 +1,23 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
-import type { CanaryList, ThreatEventPage, ThreatHit, ThreatHitPage } from '../types';
-import { ErrorNote, Field, useLoad } from '../ui';
+import type {
+  CanaryList,
+  Dashboard,
+  OpenStorms,
+  ThreatEventPage,
+  ThreatHit,
+  ThreatHitPage,
+} from '../types';
+import { ErrorNote, Field, Time, useLoad } from '../ui';
+import { eventTitle } from './threats';
 import { COUNTRY_POINTS, LAND } from '../world';
 
 const HOUR = 3_600_000;
 /** The chart's ranges: how far back, and how wide each bar is. */
 export const RANGES = {
-  '24h': { label: 'Last 24 hours', span: 24 * HOUR, bar: HOUR },
-  '7d': { label: 'Last 7 days', span: 7 * 24 * HOUR, bar: 6 * HOUR },
-  '30d': { label: 'Last 30 days', span: 30 * 24 * HOUR, bar: 24 * HOUR },
+  '24h': { label: 'Last 24 hours', span: 24 * HOUR, bar: HOUR, days: 1 },
+  '7d': { label: 'Last 7 days', span: 7 * 24 * HOUR, bar: 6 * HOUR, days: 7 },
+  '30d': { label: 'Last 30 days', span: 30 * 24 * HOUR, bar: 24 * HOUR, days: 30 },
 } as const;
 export type Range = keyof typeof RANGES;
 /** At most this many hits are read for the chart (5 pages of the log). */
@@ -98,6 +106,8 @@ export function Overview({ tick }: { tick: number }) {
           );
         })}
       </svg>
+      <Figures days={RANGES[range].days} tick={tick} />
+      <OpenStormsPanel tick={tick} />
       <h3>Most-fired canaries</h3>
       {mostFired.length ? (
         <ol data-testid="most-fired">
@@ -180,5 +190,87 @@ export function RangeSelect({ range, onChange }: { range: Range; onChange: (r: R
         ))}
       </select>
     </Field>
+  );
+}
+
+/**
+ * Canaries being hit right now: each storm gathers one source's hits on one canary into one
+ * event until its window closes. Re-read on every change, and when the first one closes.
+ */
+function OpenStormsPanel({ tick }: { tick: number }) {
+  const [closed, setClosed] = useState(0);
+  const open = useLoad(
+    () => api<OpenStorms>('GET', '/api/threat-events/open-storms'),
+    [tick, closed],
+  );
+  const storms = open.data?.storms ?? [];
+  const next = Math.min(...storms.map((s) => Date.parse(s.closes_at)));
+  useEffect(() => {
+    if (!Number.isFinite(next)) return;
+    const timer = setTimeout(() => setClosed((n) => n + 1), Math.max(0, next - Date.now()) + 500);
+    return () => clearTimeout(timer);
+  }, [next]);
+  return (
+    <>
+      <h3>Open storms</h3>
+      <ErrorNote error={open.error} />
+      {storms.length ? (
+        <ul data-testid="open-storms">
+          {storms.map((storm) => (
+            <li key={storm.threat_event_id}>
+              <a href={`#/threats/${encodeURIComponent(storm.threat_event_id)}`}>
+                {eventTitle(storm)}
+              </a>
+              {storm.alert?.memo && ` “${storm.alert.memo}”`} from {storm.source.ip || 'a relay'};
+              further hits join it until <Time iso={storm.closes_at} />
+            </li>
+          ))}
+        </ul>
+      ) : (
+        open.data && (
+          <p data-testid="open-storms">
+            None right now. A storm opens when a canary fires: the hits from that source in the next
+            moments join its one alert.
+          </p>
+        )
+      )}
+    </>
+  );
+}
+
+const counted = (rows: { key: string; count: number }[], none: string) =>
+  rows.length ? rows.map((r) => `${r.key} ${r.count}`).join(', ') : none;
+
+/** The dashboard's figures over whole UTC days (`/api/dashboard`): levels, deliveries, channels. */
+function Figures({ days, tick }: { days: number; tick: number }) {
+  const figures = useLoad(() => api<Dashboard>('GET', `/api/dashboard?days=${days}`), [days, tick]);
+  if (figures.error) return <ErrorNote error={figures.error} />;
+  if (!figures.data) return null;
+  const { events_by_level, deliveries_by_outcome, channel_health, since } = figures.data;
+  const failing = channel_health.filter((c) => !c.disabled && !c.healthy);
+  return (
+    <>
+      <h3>In figures</h3>
+      <dl class="facts" data-testid="figures">
+        <dt>Since</dt>
+        <dd>
+          <Time iso={since} /> (whole UTC days)
+        </dd>
+        <dt>Threat events by alert level</dt>
+        <dd>{counted(events_by_level, 'none')}</dd>
+        <dt>Deliveries</dt>
+        <dd>{counted(deliveries_by_outcome, 'none')}</dd>
+        <dt>Channels</dt>
+        <dd>
+          {channel_health.length - failing.length} of {channel_health.length} healthy
+          {failing.length > 0 && (
+            <>
+              ; failing: {failing.map((c) => c.name).join(', ')} (see{' '}
+              <a href="#/channels">Alert channels</a>)
+            </>
+          )}
+        </dd>
+      </dl>
+    </>
   );
 }

@@ -1,15 +1,12 @@
 import { api } from '../api';
-import type { ChannelList, Delivery, DeliveryList, ThreatEvent, ThreatHitPage } from '../types';
+import type { ChannelList, Delivery, ThreatDeliveries, ThreatEvent, ThreatHitPage } from '../types';
 import { ErrorNote, Table, Time, useLoad } from '../ui';
 import { DeliveryTable, deliveryState } from './channels';
-import { VerifyButton } from './evidence';
+import { ProofButton, VerifyButton } from './evidence';
 import { eventTitle, HitSpan, placeOf } from './threats';
 
 /** The built-in channels, which every account has and the channel list does not name. */
-const BUILT_IN = [
-  { id: 'builtin:email', name: 'Email' },
-  { id: 'builtin:chat', name: 'Telegram' },
-];
+const BUILT_IN: Record<string, string> = { 'builtin:email': 'Email', 'builtin:chat': 'Telegram' };
 
 interface ChannelDeliveries {
   id: string;
@@ -20,7 +17,12 @@ interface ChannelDeliveries {
 
 /** One event's whole story: its hits, the alert, each channel's deliveries and the sealed records. */
 async function loadStory(id: string) {
-  const event = await api<ThreatEvent>('GET', `/api/threat-events/${encodeURIComponent(id)}`);
+  const path = `/api/threat-events/${encodeURIComponent(id)}`;
+  const [event, sent, { channels }] = await Promise.all([
+    api<ThreatEvent>('GET', path),
+    api<ThreatDeliveries>('GET', `${path}/deliveries`),
+    api<ChannelList>('GET', '/api/alert-channels'),
+  ]);
   // The hits in the event's time span on its canary (the log's `until` is exclusive).
   const until = new Date(Date.parse(event.last_hit_at) + 1).toISOString();
   const log = await api<ThreatHitPage>(
@@ -29,20 +31,22 @@ async function loadStory(id: string) {
       `&since=${encodeURIComponent(event.first_hit_at)}&until=${encodeURIComponent(until)}`,
   );
   const hits = log.hits.filter((h) => h.threat_event_id === id).reverse();
-  const { channels } = await api<ChannelList>('GET', '/api/alert-channels');
-  const all = [...BUILT_IN, ...channels.map((c) => ({ id: c.id, name: c.name }))];
-  const deliveries: ChannelDeliveries[] = await Promise.all(
-    all.map(async (channel) => {
-      const path = `/api/alert-channels/${encodeURIComponent(channel.id)}/deliveries`;
-      const list = await api<DeliveryList>('GET', path);
-      return {
-        ...channel,
-        path,
-        deliveries: list.deliveries.filter((d) => d.threatEventId === id),
-      };
-    }),
-  );
-  return { event, hits, deliveries };
+  const names = new Map(channels.map((c) => [c.id, c.name]));
+  const byChannel = new Map<string, ChannelDeliveries>();
+  for (const delivery of sent.deliveries) {
+    const channelId = delivery.channelId;
+    const channel = byChannel.get(channelId) ?? {
+      id: channelId,
+      // A deleted channel keeps its deliveries; its id stands in for its name.
+      name: names.get(channelId) ?? BUILT_IN[channelId] ?? channelId,
+      path: `/api/alert-channels/${encodeURIComponent(channelId)}/deliveries`,
+      deliveries: [],
+    };
+    // Newest first, as a channel's own list shows them.
+    channel.deliveries.unshift(delivery);
+    byChannel.set(channelId, channel);
+  }
+  return { event, hits, deliveries: [...byChannel.values()] };
 }
 
 export function ThreatEventView({ id }: { id: string }) {
@@ -110,7 +114,12 @@ export function ThreatEventView({ id }: { id: string }) {
                 <td data-label="Client">{hit.source.user_agent || '—'}</td>
                 <td data-label="Sealed record">
                   #{hit.evidence.seq}{' '}
-                  <VerifyButton logId={hit.evidence.log_id} seq={hit.evidence.seq} />
+                  <VerifyButton logId={hit.evidence.log_id} seq={hit.evidence.seq} />{' '}
+                  <ProofButton
+                    logId={hit.evidence.log_id}
+                    seq={hit.evidence.seq}
+                    contentHash={hit.evidence.content_hash}
+                  />
                 </td>
               </tr>
             ))}

@@ -1,11 +1,9 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api } from '../api';
+import { FALLBACK_POLL_MS, useLiveThreats } from '../live';
 import type { ThreatEvent, ThreatEventPage } from '../types';
 import { ErrorNote, Time, usePages } from '../ui';
 import { Overview } from './overview';
-
-/** How often the page looks for new hits (polling: the API serves no event stream). */
-const POLL_MS = 5_000;
 
 /** Threat events, newest first: who used which canary, from where, and how risky it looks. */
 export function ThreatsView() {
@@ -20,23 +18,24 @@ export function ThreatsView() {
   );
   const { items: events, more } = list;
   const [tick, setTick] = useState(0);
+  // New hits appear without a reload, unless the reader has paged back into older events.
   const browsingOlder = list.pages > 1;
-  useEffect(() => {
-    // New hits appear without a reload, unless the reader has paged back into older events.
-    if (browsingOlder) return;
-    const timer = setInterval(() => {
-      if (document.visibilityState !== 'visible') return;
-      setTick((n) => n + 1);
-      void list.reload();
-    }, POLL_MS);
-    return () => clearInterval(timer);
-  }, [browsingOlder]);
+  const live = useLiveThreats(() => {
+    setTick((n) => n + 1);
+    void list.reload();
+  }, !browsingOlder);
   return (
     <section aria-labelledby="threats-title">
       <h1 id="threats-title">Threat events</h1>
       <Overview tick={tick} />
       <h2>Events</h2>
-      <p class="muted">New hits show here within {POLL_MS / 1000} seconds.</p>
+      <p class="muted" data-testid="live-status">
+        {browsingOlder
+          ? 'Showing older events: new hits are not added while you read them.'
+          : live
+            ? 'Live: new hits show here as they are recorded.'
+            : `Connecting to the live feed; meanwhile new hits show here within ${FALLBACK_POLL_MS / 1000} seconds.`}
+      </p>
       <ErrorNote error={list.error} />
       {list.loaded && !events.length && (
         <p>
