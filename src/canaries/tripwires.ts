@@ -90,9 +90,11 @@ interface TripwireDeps {
 /**
  * Where canaries fire. Every listener hands what it saw to `recordHit` and answers after it
  * returns; by then the hit is in the local journal (fsync'd), so neither a crash nor a database
- * outage loses it. It is then recorded off the answer's path: hits of one canary and source are
- * group-committed (evidence, hit log, event and canary counts, one signal per batch); what could
- * not be recorded is replayed from the journal, by hit id, until it is.
+ * outage loses it. It is then recorded off the answer's path: the hits that arrive while a batch
+ * is being recorded, of every canary and source, are group-committed in the next (one read each of
+ * canaries, hit ids and storms; evidence, hit log, event and canary counts in one write each), and
+ * each storm's alert is signalled from a queue, once per storm and round; what could not be
+ * recorded is replayed from the journal, by hit id, until it is.
  */
 export class Tripwires {
   private readonly batches: KeyedBatches<HitReport, void>;
