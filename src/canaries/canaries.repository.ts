@@ -137,6 +137,12 @@ export class CanariesRepository {
    * Unscoped: for work on no caller's behalf, which learns the account from the canary itself
    * (a tripwire hit found by its token, the alert activities of the event it fired). Routes use `find`.
    */
+  /** These canaries (those that exist), in one read. */
+  async findByIds(canaryIds: string[]): Promise<Canary[]> {
+    const docs = await this.canaries.find({ _id: { $in: canaryIds } }, WITHOUT_BODY).toArray();
+    return docs.map(toCanary);
+  }
+
   async findById(canaryId: string): Promise<Canary | null> {
     const doc = await this.canaries.findOne({ _id: canaryId }, WITHOUT_BODY);
     return doc && toCanary(doc);
@@ -156,11 +162,19 @@ export class CanariesRepository {
     return found.find((t) => t !== null)?.canaryId ?? null;
   }
 
-  /** Keeps the canary's own tally, so lists show how often each fired without reading its hits. */
-  async countHits(canaryId: string, hits: number, lastAt: Date): Promise<void> {
-    await this.canaries.updateOne(
-      { _id: canaryId },
-      { $inc: { hitCount: hits }, $max: { lastHitAt: lastAt } },
+  /**
+   * Keeps each canary's own tally, so lists show how often each fired without reading its hits:
+   * one write for all of them.
+   */
+  async countHits(tallies: { canaryId: string; hits: number; lastAt: Date }[]): Promise<void> {
+    if (!tallies.length) return;
+    await this.canaries.bulkWrite(
+      tallies.map(({ canaryId, hits, lastAt }) => ({
+        updateOne: {
+          filter: { _id: canaryId },
+          update: { $inc: { hitCount: hits }, $max: { lastHitAt: lastAt } },
+        },
+      })),
     );
   }
 

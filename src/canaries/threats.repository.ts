@@ -133,7 +133,7 @@ export interface Page {
 export class ThreatsRepository {
   private readonly events: Collection<EventDoc>;
   private readonly hits: Collection<HitDoc>;
-  private readonly storms: Collection<StormDoc>;
+  private readonly stormsOf: Collection<StormDoc>;
 
   constructor(db: Db) {
     // Hits, events and storms are on disk before a write is acknowledged: the tripwire journal
@@ -141,12 +141,18 @@ export class ThreatsRepository {
     const durable = journaled(db);
     this.events = durable.collection<EventDoc>(threatEventsIndexes.collection);
     this.hits = durable.collection<HitDoc>(threatHitsIndexes.collection);
-    this.storms = durable.collection<StormDoc>(threatStormsIndexes.collection);
+    this.stormsOf = durable.collection<StormDoc>(threatStormsIndexes.collection);
   }
 
   /** The threat event whose storm, under this key, is open at `at`, if any. */
+  /** The storms under these keys as they stand (open or closed), by key: one read for a batch. */
+  async storms(stormKeys: string[]): Promise<Map<string, Omit<StormDoc, '_id'>>> {
+    const docs = await this.stormsOf.find({ _id: { $in: stormKeys } }).toArray();
+    return new Map(docs.map(({ _id, ...storm }) => [_id, storm]));
+  }
+
   async openStorm(stormKey: string, at: Date): Promise<string | null> {
-    const storm = await this.storms.findOne({ _id: stormKey });
+    const storm = await this.stormsOf.findOne({ _id: stormKey });
     return storm && storm.closesAt > at ? storm.threatEventId : null;
   }
 
@@ -159,7 +165,7 @@ export class ThreatsRepository {
   async claimStorm(stormKey: string, at: Date, windowMs: number): Promise<string> {
     const threatEventId = stormEventId(stormKey, at);
     try {
-      await this.storms.updateOne(
+      await this.stormsOf.updateOne(
         { _id: stormKey, closesAt: { $lte: at } },
         { $set: { threatEventId, closesAt: new Date(at.getTime() + windowMs) } },
         { upsert: true },
@@ -174,7 +180,7 @@ export class ThreatsRepository {
   }
 
   /**
-   * The storm's event, written once: marked as waiting for its alert until `alertStarted` clears
+   * The storm's event, written once: marked as waiting for its alert until `alertsStarted` clears
    * the mark. True when this call wrote it; false when it was there already (another replica, or
    * this hit's first try before a crash).
    */
@@ -208,13 +214,28 @@ export class ThreatsRepository {
     }
   }
 
-  async addHits(threatEventId: string, hits: ThreatHit[]): Promise<void> {
+  /** Hits of any events, in two writes: the hit log, then each event's count and last hit. */
+  async addHits(hits: ThreatHit[]): Promise<void> {
+    if (!hits.length) return;
     // The wall clock, not the service's clock: the live feed compares it with its own.
     const recordedAt = new Date();
     await this.hits.insertMany(hits.map(({ id, ...rest }) => ({ _id: id, ...rest, recordedAt })));
-    await this.events.updateOne(
-      { _id: threatEventId },
-      { $inc: { hitCount: hits.length }, $max: { lastHitAt: hits.at(-1)!.at } },
+    const events = new Map<string, { count: number; last: Date }>();
+    for (const hit of hits) {
+      const event = events.get(hit.threatEventId);
+      if (!event) events.set(hit.threatEventId, { count: 1, last: hit.at });
+      else {
+        event.count++;
+        if (hit.at > event.last) event.last = hit.at;
+      }
+    }
+    await this.events.bulkWrite(
+      [...events].map(([_id, { count, last }]) => ({
+        updateOne: {
+          filter: { _id },
+          update: { $inc: { hitCount: count }, $max: { lastHitAt: last } },
+        },
+      })),
     );
   }
 
@@ -282,9 +303,12 @@ export class ThreatsRepository {
     return new Set(docs.map((d) => d._id));
   }
 
-  /** The event's alert workflow exists: the reconciler has nothing left to start for it. */
-  async alertStarted(threatEventId: string): Promise<void> {
-    await this.events.updateOne({ _id: threatEventId }, { $unset: { alertPendingSince: '' } });
+  /** These events' alert workflows exist: the reconciler has nothing left to start for them. */
+  async alertsStarted(threatEventIds: string[]): Promise<void> {
+    await this.events.updateMany(
+      { _id: { $in: threatEventIds } },
+      { $unset: { alertPendingSince: '' } },
+    );
   }
 
   /** Events whose alert start was not confirmed by `before`, oldest first. */

@@ -4,23 +4,18 @@ import type { EvidenceStore } from '../evidence/evidence.store';
 import { newId } from '../ids';
 import { KeyedBatches } from '../keyed-batches';
 import type { Logger } from '../logger';
-import { START_DEADLINE_MS, type Temporal } from '../temporal/client';
-import { signalThreatAlert } from '../alerts/alert-workflows';
-import type { CanariesRepository } from './canaries.repository';
+import type { Temporal } from '../temporal/client';
+import { ThreatAlertSignals } from '../alerts/threat-alert-signals';
+import type { CanariesRepository, Canary } from './canaries.repository';
 import { tokenDigest } from './decoys';
 import { hitPlatform } from './kinds';
 import { HitJournal, type Held, type JournalSettings } from './hit-journal';
-import type {
-  HitSource,
-  HitVia,
-  ThreatEvent,
-  ThreatHit,
-  ThreatsRepository,
-} from './threats.repository';
+import type { HitSource, HitVia, ThreatHit, ThreatsRepository } from './threats.repository';
 
 export const THREAT_HIT_KIND = 'threat.hit';
 const REPLAY_SLICE = 500;
 const JOURNAL_RETRY_AFTER_SECONDS = 5;
+const RECORDER = 'hits';
 
 /**
  * A presented hit as the journal keeps it: the digests of the strings (never the strings), and the
@@ -37,6 +32,8 @@ interface JournalEntry {
 interface HitReport {
   id: string;
   canaryId: string;
+  /** Canary and source: hits under one key within the storm window join one event. */
+  stormKey: string;
   at: Date;
   source: HitSource;
   requestId: string | null;
@@ -67,6 +64,18 @@ export interface TripwireSettings {
   gather: { quietMs: number; maxMs: number };
 }
 
+/** One storm's new hits in a batch, with its live canary. */
+interface NewHits {
+  stormKey: string;
+  canary: Canary;
+  hits: HitReport[];
+}
+
+/** ...and the event they join. */
+interface StormHits extends NewHits {
+  threatEventId: string;
+}
+
 interface TripwireDeps {
   canaries: CanariesRepository;
   threats: ThreatsRepository;
@@ -81,17 +90,22 @@ interface TripwireDeps {
 /**
  * Where canaries fire. Every listener hands what it saw to `recordHit` and answers after it
  * returns; by then the hit is in the local journal (fsync'd), so neither a crash nor a database
- * outage loses it. It is then recorded off the answer's path: hits of one canary and source are
- * group-committed (evidence, hit log, event and canary counts, one signal per batch); what could
- * not be recorded is replayed from the journal, by hit id, until it is.
+ * outage loses it. It is then recorded off the answer's path: the hits that arrive while a batch
+ * is being recorded, of every canary and source, are group-committed in the next (one read each of
+ * canaries, hit ids and storms; evidence, hit log, event and canary counts in one write each), and
+ * each storm's alert is signalled from a queue, once per storm and round; what could not be
+ * recorded is replayed from the journal, by hit id, until it is.
  */
 export class Tripwires {
   private readonly batches: KeyedBatches<HitReport, void>;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly journal: HitJournal<JournalEntry>;
+  private readonly signals: ThreatAlertSignals;
 
   constructor(private readonly deps: TripwireDeps) {
-    this.batches = new KeyedBatches((stormKey, hits) => this.record(stormKey, hits));
+    // One key: every hit waiting when a batch ends goes in the next, whatever its canary.
+    this.batches = new KeyedBatches((_key, hits) => this.record(hits));
+    this.signals = new ThreatAlertSignals(deps);
     this.journal = new HitJournal(deps.journal, (entries) => this.replay(entries), deps.log);
   }
 
@@ -201,8 +215,15 @@ export class Tripwires {
 
   private submit(canaryId: string, { id, at, source, requestId }: JournalEntry): Promise<void> {
     const from = source.mailServer?.ip ?? source.resolver?.ip ?? source.ip;
-    const hit = { id, canaryId, at: new Date(at), source, requestId };
-    return this.batches.submit(`${canaryId}|${from}`, hit);
+    const stormKey = `${canaryId}|${from}`;
+    return this.batches.submit(RECORDER, {
+      id,
+      canaryId,
+      stormKey,
+      at: new Date(at),
+      source,
+      requestId,
+    });
   }
 
   /**
@@ -223,6 +244,7 @@ export class Tripwires {
   /** Waits for hits still being recorded (tests). */
   async flush(): Promise<void> {
     while (this.inFlight.size) await Promise.all([...this.inFlight]);
+    await this.signals.idle();
   }
 
   /** Shutdown: what is recorded leaves the journal; what is not stays for the next start. */
@@ -232,34 +254,59 @@ export class Tripwires {
   }
 
   /**
-   * One batch of one canary and source: the canary is read once, a retired one records nothing,
-   * and hits already in the hit log (replayed from the journal) are skipped. The storm is judged
-   * by the hits' own time, so a replay joins the event its hits would have joined.
+   * One batch: every hit submitted while the previous batch was being recorded, of any canary and
+   * source, in a few writes for all of them. Canaries, recorded hit ids and storms are read once;
+   * a retired canary records nothing, and hits already in the hit log (replayed from the journal)
+   * are skipped. Each storm (canary and source) is judged by its first new hit's own time, so a
+   * replay joins the event its hits would have joined.
    *
-   * One hit, one event, one alert, whatever fails: the storm is claimed first (its event id derived
+   * One hit, one event, one alert, whatever fails: a storm is claimed first (its event id derived
    * from the storm key and its first hit's time; the storm's unique key lets one replica open it
-   * and the others join), then the event is written if it is not there yet, and only then is the
+   * and the others join), then its event is written if it is not there yet, and only then is the
    * alert signalled (`alert-<threatEventId>`) and the hits sealed and logged. A replay after a
    * crash anywhere in between finds the same storm, the same event and the same alert.
    */
-  private async record(stormKey: string, batch: HitReport[]): Promise<void[]> {
-    const { threats, settings } = this.deps;
+  private async record(batch: HitReport[]): Promise<void[]> {
+    const { threats, canaries } = this.deps;
     const done = batch.map(() => undefined);
+    const byStorm = groupBy(batch, (hit) => hit.stormKey);
     // Three reads at once rather than one after another: they stand between a hit and its alert.
-    // The storm is looked up for the batch's first hit; a replay whose first hit is already
-    // recorded asks again for its first new one.
-    const [canary, recorded, storm] = await Promise.all([
-      this.deps.canaries.findById(batch[0]!.canaryId),
-      threats.recordedHitIds(batch.map((h) => h.id)),
-      threats.openStorm(stormKey, batch[0]!.at),
+    const [found, recorded, storms] = await Promise.all([
+      canaries.findByIds([...new Set(batch.map((hit) => hit.canaryId))]),
+      threats.recordedHitIds(batch.map((hit) => hit.id)),
+      threats.storms([...byStorm.keys()]),
     ]);
-    if (!canary || canary.retiredAt) return done;
-    const hits = batch.filter((h) => !recorded.has(h.id));
-    const [first] = hits;
-    if (!first) return done;
+    const live = new Map(found.filter((c) => !c.retiredAt).map((c) => [c.id, c]));
+    const news: NewHits[] = [];
+    for (const [stormKey, reports] of byStorm) {
+      const canary = live.get(reports[0]!.canaryId);
+      const hits = reports.filter((hit) => !recorded.has(hit.id));
+      if (canary && hits.length) news.push({ stormKey, canary, hits });
+    }
+    if (!news.length) return done;
+    await this.seal(
+      await Promise.all(news.map((group) => this.openStorm(group, storms.get(group.stormKey)))),
+    );
+    return done;
+  }
+
+  /**
+   * The storm's event (claimed and written if new), and its alert told of these hits as soon as
+   * the event exists, while the hits are sealed and logged. Should a write fail, the journal
+   * replays the batch, which signals it again: a storm's count may then include it twice, never
+   * miss it.
+   */
+  private async openStorm(
+    group: NewHits,
+    storm?: { threatEventId: string; closesAt: Date },
+  ): Promise<StormHits> {
+    const { threats, settings } = this.deps;
+    const { stormKey, canary, hits } = group;
+    const first = hits[0]!;
     const threatEventId =
-      (first === batch[0] ? storm : await threats.openStorm(stormKey, first.at)) ??
-      (await threats.claimStorm(stormKey, first.at, settings.stormWindowMs));
+      storm && storm.closesAt > first.at
+        ? storm.threatEventId
+        : await threats.claimStorm(stormKey, first.at, settings.stormWindowMs);
     const opened = await threats.openEvent({
       id: threatEventId,
       accountId: canary.accountId,
@@ -272,89 +319,75 @@ export class Tripwires {
       hitCount: 0,
       alert: null,
     });
-    // The alert starts (or hears of these hits) as soon as its event exists, while the hits are
-    // sealed and logged. Should a write fail, the journal replays the batch, which signals it
-    // again: a storm's count may then include it twice, never miss it.
-    const alerting = this.alert(canary, threatEventId, first, hits.length, opened);
-    try {
-      await this.seal(canary, threatEventId, hits);
-    } finally {
-      await alerting;
-    }
-    return done;
+    this.signals.signal(
+      {
+        accountId: canary.accountId,
+        threatEventId,
+        gather: settings.gather,
+        canaryId: canary.id,
+        requestId: first.requestId ?? undefined,
+      },
+      hits.length,
+      opened,
+    );
+    return { ...group, threatEventId };
   }
 
-  /** The hits sealed in the account's evidence log, then in the hit log and the canary's tally. */
-  private async seal(
-    canary: { id: string; accountId: string; kind: ThreatEvent['canaryKind'] },
-    threatEventId: string,
-    hits: HitReport[],
-  ): Promise<void> {
+  /**
+   * The hits sealed in their accounts' evidence logs, then in the hit log and the canaries'
+   * tallies: one append per account, then one write each for hits, events and canaries.
+   */
+  private async seal(groups: StormHits[]): Promise<void> {
     const { threats, evidence, canaries } = this.deps;
-    const records = await evidence.appendMany(
-      canary.accountId,
-      hits.map((h) => ({
-        kind: THREAT_HIT_KIND,
-        data: {
-          threat_event_id: threatEventId,
-          canary_id: canary.id,
-          canary_kind: canary.kind,
-          at: h.at.toISOString(),
-          via: h.source.via,
-          ip: h.source.ip,
-          user_agent: h.source.userAgent,
-          mail_server: h.source.mailServer,
-          ...(h.source.resolver && { resolver: h.source.resolver }),
-          request_id: h.requestId,
-        },
+    const byAccount = groupBy(groups, (group) => group.canary.accountId);
+    const logged = await Promise.all(
+      [...byAccount].map(async ([accountId, ofAccount]) => {
+        const records = await evidence.appendMany(
+          accountId,
+          ofAccount.flatMap(({ canary, threatEventId, hits }) =>
+            hits.map((h) => ({
+              kind: THREAT_HIT_KIND,
+              data: {
+                threat_event_id: threatEventId,
+                canary_id: canary.id,
+                canary_kind: canary.kind,
+                at: h.at.toISOString(),
+                via: h.source.via,
+                ip: h.source.ip,
+                user_agent: h.source.userAgent,
+                mail_server: h.source.mailServer,
+                ...(h.source.resolver && { resolver: h.source.resolver }),
+                request_id: h.requestId,
+              },
+            })),
+          ),
+        );
+        let next = 0;
+        return ofAccount.flatMap(({ canary, threatEventId, hits }) =>
+          hits.map((h): ThreatHit => {
+            const record = records[next++]!;
+            return {
+              id: h.id,
+              accountId,
+              canaryId: canary.id,
+              threatEventId,
+              at: h.at,
+              source: h.source,
+              requestId: h.requestId,
+              evidence: { logId: record.id, seq: record.seq, contentHash: record.contentHash! },
+            };
+          }),
+        );
+      }),
+    );
+    await threats.addHits(logged.flat());
+    await canaries.countHits(
+      groups.map(({ canary, hits }) => ({
+        canaryId: canary.id,
+        hits: hits.length,
+        lastAt: hits.at(-1)!.at,
       })),
     );
-    const logged: ThreatHit[] = hits.map((h, i) => ({
-      id: h.id,
-      accountId: canary.accountId,
-      canaryId: canary.id,
-      threatEventId,
-      at: h.at,
-      source: h.source,
-      requestId: h.requestId,
-      evidence: {
-        logId: records[i]!.id,
-        seq: records[i]!.seq,
-        contentHash: records[i]!.contentHash!,
-      },
-    }));
-    await threats.addHits(threatEventId, logged);
-    await canaries.countHits(canary.id, hits.length, hits.at(-1)!.at);
-  }
-
-  /** Starts or signals the event's alert; a refusal leaves the start to the start reconciler. */
-  private async alert(
-    canary: { id: string; accountId: string },
-    threatEventId: string,
-    first: HitReport,
-    hits: number,
-    opened: boolean,
-  ): Promise<void> {
-    const { threats, temporal, settings } = this.deps;
-    try {
-      await temporal.client.withDeadline(Date.now() + START_DEADLINE_MS, () =>
-        signalThreatAlert(
-          temporal,
-          {
-            accountId: canary.accountId,
-            threatEventId,
-            gather: settings.gather,
-            canaryId: canary.id,
-            requestId: first.requestId ?? undefined,
-          },
-          hits,
-        ),
-      );
-      if (opened) await threats.alertStarted(threatEventId);
-    } catch (err) {
-      // The event keeps its pending mark: the start reconciler starts the alert once Temporal answers.
-      this.deps.log.warn({ err, threatEventId }, 'threat alert not started yet');
-    }
   }
 }
 
@@ -378,3 +411,14 @@ function journalUnavailable(err: unknown): DomainError {
 /** The strings worth a lookup: present, and no longer than any token. */
 const presentable = (candidates: (string | undefined)[]): string[] =>
   candidates.filter((c): c is string => !!c && c.length <= 2048);
+
+function groupBy<T>(items: T[], keyOf: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const group = groups.get(key);
+    if (group) group.push(item);
+    else groups.set(key, [item]);
+  }
+  return groups;
+}

@@ -71,7 +71,7 @@ export class StartReconciler {
         { accountId: event.accountId, threatEventId: event.id, gather: settings.gather },
         0,
       );
-      await threats.alertStarted(event.id);
+      await threats.alertsStarted([event.id]);
       result.alerts++;
     }
     for (const agent of await agents.pendingWatches(before, settings.batch)) {

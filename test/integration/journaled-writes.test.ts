@@ -43,7 +43,7 @@ describe('journaled writes', () => {
         alert: null,
       });
       const [record] = await evidence.appendMany('usr_1', [{ kind: 'threat.hit', data: { at } }]);
-      await threats.addHits(threatEventId, [
+      await threats.addHits([
         {
           id: 'hit_1',
           accountId: 'usr_1',
