@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { api } from '../api';
+import { api, download, logout } from '../api';
 import type { Account, Usage } from '../types';
 import { CopyButton, ErrorNote, Field, formValues, Table, useAction, useLoad } from '../ui';
 
@@ -62,6 +62,7 @@ export function AccountView({ account }: { account: Account }) {
         </Table>
       )}
       <PasswordChange />
+      <YourData account={account} />
     </section>
   );
 }
@@ -105,6 +106,65 @@ function PasswordChange() {
         )}
         <button type="submit" disabled={pending}>
           Change password
+        </button>
+      </form>
+    </>
+  );
+}
+
+/** The words the erase form asks for, as the API does: an erasure cannot be undone. */
+const ERASE_CONFIRMATION = 'erase my account';
+
+/**
+ * Everything held about the account as one JSON file, and the erasure: personal values go, the
+ * sealed log stays verifiable (docs/evidence.md).
+ */
+function YourData({ account }: { account: Account }) {
+  const exporting = useAction();
+  const erasing = useAction();
+  const erase = (event: Event) => {
+    event.preventDefault();
+    const { password = '', confirm = '' } = formValues(event.currentTarget as HTMLFormElement);
+    void erasing.run(async () => {
+      await api('POST', '/api/privacy/erase', { password, confirm });
+      await logout();
+      location.reload();
+    });
+  };
+  return (
+    <>
+      <h2>Your data</h2>
+      <p>
+        Download everything this service holds about you: the account, keys (without secrets),
+        canaries, threat events, channels (without secrets), deliveries and sealed evidence.
+      </p>
+      <ErrorNote error={exporting.error} />
+      <button
+        type="button"
+        disabled={exporting.pending}
+        onClick={() =>
+          void exporting.run(() =>
+            download('/api/privacy/export', `privacy-export-${account.user_id}.json`),
+          )
+        }
+      >
+        Download my data
+      </button>
+      <form onSubmit={erase} data-testid="erase-account">
+        <p>
+          Erasing the account signs you out everywhere and deletes its keys, canaries, events and
+          channels. Personal values in the sealed evidence become unreadable; the log itself still
+          verifies. This cannot be undone.
+        </p>
+        <Field label="Password">
+          <input name="password" type="password" autocomplete="current-password" required />
+        </Field>
+        <Field label={`Type "${ERASE_CONFIRMATION}" to confirm`}>
+          <input name="confirm" required pattern={ERASE_CONFIRMATION} autocomplete="off" />
+        </Field>
+        <ErrorNote error={erasing.error} />
+        <button type="submit" class="danger" disabled={erasing.pending}>
+          Erase my account
         </button>
       </form>
     </>
