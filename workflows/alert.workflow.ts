@@ -121,7 +121,13 @@ function countHits(): { hits: number; started: number } {
   return storm;
 }
 
-/** Storm control: returns once no hit came for `quietMs`, or `maxMs` after the alert started. */
+/**
+ * Storm control: returns once a whole `quietMs` period passed with no hit, or `maxMs` after the
+ * alert started. The periods are fixed timers started only here (after the start or a timer's
+ * fire), never by a signal: a signal arrives in the same activation as a local activity's
+ * resolution, and on replay the resolution is applied first, so a command caused by a signal would
+ * change places with the commands that follow the local activity and fail the replay.
+ */
 async function untilQuiet(
   storm: { hits: number; started: number },
   { quietMs, maxMs }: ThreatAlertInput['gather'],
@@ -129,7 +135,9 @@ async function untilQuiet(
   for (;;) {
     const seen = storm.hits;
     const left = maxMs - (Date.now() - storm.started);
-    if (left <= 0 || !(await condition(() => storm.hits !== seen, Math.min(quietMs, left)))) return;
+    if (left <= 0) return;
+    await sleep(Math.min(quietMs, left), { summary: 'storm: wait for a quiet period' });
+    if (storm.hits === seen) return;
   }
 }
 
@@ -189,23 +197,18 @@ async function deliverAlert(
     }),
   );
   await recordOutcomes(input, payload, targets, results, lastAttempts);
-  upsertSearchAttributes([{ key: searchAttributes.deliveryOutcome, value: alertOutcome(results) }]);
   if (!isAlert(input) || !input.recoveryMs.length || !results.some((r) => r.outcome === 'failed')) {
     return results;
   }
   const alert = input;
 
-  const recovered = await Promise.all(
+  return Promise.all(
     results.map(async (result, i) =>
       result.outcome === 'failed'
         ? recoverDelivery(alert, payload, targets[i]!, result, routed)
         : result,
     ),
   );
-  upsertSearchAttributes([
-    { key: searchAttributes.deliveryOutcome, value: alertOutcome(recovered) },
-  ]);
-  return recovered;
 }
 
 /**
