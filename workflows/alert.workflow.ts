@@ -1,7 +1,6 @@
 import {
   ActivityFailure,
   ApplicationFailure,
-  condition,
   defineSignal,
   proxyLocalActivities,
   setCurrentDetails,
@@ -59,6 +58,9 @@ export const hitsSignal = defineSignal<[number]>(HITS_SIGNAL);
 export async function alertWorkflow(input: AlertInput): Promise<AlertResult> {
   const results =
     input.kind === 'threat' ? await threatAlert(input) : await deliverAlert(input, input.payload);
+  // Set once every branch is done: a command right after a local activity's resolution may change
+  // places, on replay, with one another branch emitted in the same workflow task.
+  upsertSearchAttributes([{ key: searchAttributes.deliveryOutcome, value: alertOutcome(results) }]);
   // An alert that reached none of its channels fails, so the Temporal UI's list shows it red; a
   // partial one completes as `partly_failed`.
   if (isAlert(input) && alertOutcome(results) === 'failed') {
@@ -107,9 +109,7 @@ async function threatAlert(input: ThreatAlertInput): Promise<ChannelResult[]> {
     deliverAlert(input, payload, { targets }),
     followUp(),
   ]);
-  const results = [...first, ...later];
-  upsertSearchAttributes([{ key: searchAttributes.deliveryOutcome, value: alertOutcome(results) }]);
-  return results;
+  return [...first, ...later];
 }
 
 /** The hits signalled to a threat alert so far: each batch of a storm signals its count. */
