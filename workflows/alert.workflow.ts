@@ -1,7 +1,6 @@
 import {
   ActivityFailure,
   ApplicationFailure,
-  condition,
   defineSignal,
   proxyLocalActivities,
   setCurrentDetails,
@@ -59,6 +58,9 @@ export const hitsSignal = defineSignal<[number]>(HITS_SIGNAL);
 export async function alertWorkflow(input: AlertInput): Promise<AlertResult> {
   const results =
     input.kind === 'threat' ? await threatAlert(input) : await deliverAlert(input, input.payload);
+  // Set once every branch is done: a command right after a local activity's resolution may change
+  // places, on replay, with one another branch emitted in the same workflow task.
+  upsertSearchAttributes([{ key: searchAttributes.deliveryOutcome, value: alertOutcome(results) }]);
   // An alert that reached none of its channels fails, so the Temporal UI's list shows it red; a
   // partial one completes as `partly_failed`.
   if (isAlert(input) && alertOutcome(results) === 'failed') {
@@ -107,9 +109,7 @@ async function threatAlert(input: ThreatAlertInput): Promise<ChannelResult[]> {
     deliverAlert(input, payload, { targets }),
     followUp(),
   ]);
-  const results = [...first, ...later];
-  upsertSearchAttributes([{ key: searchAttributes.deliveryOutcome, value: alertOutcome(results) }]);
-  return results;
+  return [...first, ...later];
 }
 
 /** The hits signalled to a threat alert so far: each batch of a storm signals its count. */
@@ -121,7 +121,13 @@ function countHits(): { hits: number; started: number } {
   return storm;
 }
 
-/** Storm control: returns once no hit came for `quietMs`, or `maxMs` after the alert started. */
+/**
+ * Storm control: returns once a whole `quietMs` period passed with no hit, or `maxMs` after the
+ * alert started. The periods are fixed timers started only here (after the start or a timer's
+ * fire), never by a signal: a signal arrives in the same activation as a local activity's
+ * resolution, and on replay the resolution is applied first, so a command caused by a signal would
+ * change places with the commands that follow the local activity and fail the replay.
+ */
 async function untilQuiet(
   storm: { hits: number; started: number },
   { quietMs, maxMs }: ThreatAlertInput['gather'],
@@ -129,7 +135,9 @@ async function untilQuiet(
   for (;;) {
     const seen = storm.hits;
     const left = maxMs - (Date.now() - storm.started);
-    if (left <= 0 || !(await condition(() => storm.hits !== seen, Math.min(quietMs, left)))) return;
+    if (left <= 0) return;
+    await sleep(Math.min(quietMs, left), { summary: 'storm: wait for a quiet period' });
+    if (storm.hits === seen) return;
   }
 }
 
@@ -189,23 +197,18 @@ async function deliverAlert(
     }),
   );
   await recordOutcomes(input, payload, targets, results, lastAttempts);
-  upsertSearchAttributes([{ key: searchAttributes.deliveryOutcome, value: alertOutcome(results) }]);
   if (!isAlert(input) || !input.recoveryMs.length || !results.some((r) => r.outcome === 'failed')) {
     return results;
   }
   const alert = input;
 
-  const recovered = await Promise.all(
+  return Promise.all(
     results.map(async (result, i) =>
       result.outcome === 'failed'
         ? recoverDelivery(alert, payload, targets[i]!, result, routed)
         : result,
     ),
   );
-  upsertSearchAttributes([
-    { key: searchAttributes.deliveryOutcome, value: alertOutcome(recovered) },
-  ]);
-  return recovered;
 }
 
 /**
