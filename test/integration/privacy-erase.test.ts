@@ -422,11 +422,14 @@ describe('POST /api/privacy/erase', () => {
     expect((await verifyCli(await exportOf(who.userId))).code).toBe(0);
   });
 
-  /** The real API (`tsx src/main.ts`) on this test's database, once it answers. */
+  /**
+   * The real API on this test's database, once it answers: one process (`node --import tsx`, not
+   * the `tsx` CLI, whose SIGKILL would leave its child API running).
+   */
   async function startApi(): Promise<{ url: string; process: ManagedProcess }> {
     const port = await freePort();
     const lines: string[] = [];
-    const proc = spawnManaged(resolve('node_modules/.bin/tsx'), ['src/main.ts'], {
+    const proc = spawnManaged(process.execPath, ['--import', 'tsx', resolve('src/main.ts')], {
       env: {
         ...process.env,
         NODE_ENV: 'test',
