@@ -29,6 +29,7 @@ import { connectMongo, ensureIndexes } from '../src/db/mongo';
 import { createTemporal } from '../src/temporal/client';
 import { pct } from './support/latency';
 import { startWorkerStack } from './support/worker-stack';
+import { jsonApi } from './support/json-api';
 
 const { values } = parseArgs({
   options: {
@@ -86,14 +87,7 @@ async function main(): Promise<void> {
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const database = databaseProcess(new URL(config.MONGODB_URI).port);
   const stats = new MongoClient(config.MONGODB_URI);
-  const call = async (path: string, init: RequestInit = {}) => {
-    const res = await fetch(`${base}${path}`, {
-      ...init,
-      headers: { 'content-type': 'application/json', ...init.headers },
-    });
-    if (res.status >= 400) throw new Error(`${path}: HTTP ${res.status} ${await res.text()}`);
-    return res.json() as Promise<Record<string, unknown>>;
-  };
+  const call = jsonApi(base);
 
   try {
     await stack.ready();

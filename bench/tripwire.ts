@@ -31,6 +31,7 @@ import type { Hit } from '../test/support/receiver';
 import { pct, pool } from './support/latency';
 import { interleave, printComparison, roundOptions } from './support/rounds';
 import { startWorkerStack } from './support/worker-stack';
+import { jsonApi } from './support/json-api';
 
 const { values } = parseArgs({
   strict: false,
@@ -64,14 +65,7 @@ async function main(): Promise<void> {
   const server = api.app.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const call = async (path: string, init: RequestInit = {}) => {
-    const res = await fetch(`${base}${path}`, {
-      ...init,
-      headers: { 'content-type': 'application/json', ...init.headers },
-    });
-    if (res.status >= 400) throw new Error(`${path}: HTTP ${res.status} ${await res.text()}`);
-    return res.json() as Promise<Record<string, unknown>>;
-  };
+  const call = jsonApi(base);
 
   try {
     await stack.ready();

@@ -1,11 +1,8 @@
-import { once } from 'node:events';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import request from 'supertest';
 import { weeklyScheduleId } from '../../src/weekly/weekly-schedules';
 import { PASSWORD } from '../support/accounts';
-import { accessibilityViolations, launchChromium } from '../support/browser';
+import { accessibilityViolations, openConsole } from '../support/browser';
 import { Receiver } from '../support/receiver';
 import { createTestApp, testConfig, type TestApp } from '../support/test-app';
 import { startTestWorker } from '../support/test-worker';
@@ -16,8 +13,7 @@ jest.setTimeout(120_000);
 let t: TestApp;
 let worker: { stop(): Promise<void> };
 let receiver: Receiver;
-let server: Server;
-let browser: Browser;
+let consoleApp: Awaited<ReturnType<typeof openConsole>>;
 let page: Page;
 let base: string;
 const email = `weekly-e2e-${Date.now()}@example.com`;
@@ -26,16 +22,11 @@ beforeAll(async () => {
   t = await createTestApp({ config: testConfig({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' }) });
   worker = await startTestWorker(t.mongo.db, t.config.TEMPORAL_TASK_QUEUE);
   receiver = await Receiver.start();
-  server = t.app.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  // localhost: the refresh cookie is Secure, which browsers allow on localhost.
-  base = `http://localhost:${(server.address() as AddressInfo).port}`;
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  consoleApp = await openConsole(t.app);
+  ({ base, page } = consoleApp);
 });
 afterAll(async () => {
-  await browser?.close();
-  server?.close();
+  await consoleApp?.close();
   await receiver?.stop();
   await worker?.stop();
   await t?.close();

@@ -1,10 +1,7 @@
-import { once } from 'node:events';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import request from 'supertest';
 import { PASSWORD } from '../support/accounts';
-import { accessibilityViolations, launchChromium, signUpInConsole } from '../support/browser';
+import { accessibilityViolations, openConsole, signUpInConsole } from '../support/browser';
 import { createTestApp, type TestApp } from '../support/test-app';
 import { startTestWorker } from '../support/test-worker';
 
@@ -13,8 +10,7 @@ jest.setTimeout(120_000);
 
 let t: TestApp;
 let worker: { stop(): Promise<void> };
-let server: Server;
-let browser: Browser;
+let consoleApp: Awaited<ReturnType<typeof openConsole>>;
 let page: Page;
 let base: string;
 const email = `runs-e2e-${Date.now()}@example.com`;
@@ -22,16 +18,11 @@ const email = `runs-e2e-${Date.now()}@example.com`;
 beforeAll(async () => {
   t = await createTestApp();
   worker = await startTestWorker(t.mongo.db, t.config.TEMPORAL_TASK_QUEUE);
-  server = t.app.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  // localhost: the refresh cookie is Secure, which browsers allow on localhost.
-  base = `http://localhost:${(server.address() as AddressInfo).port}`;
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  consoleApp = await openConsole(t.app);
+  ({ base, page } = consoleApp);
 });
 afterAll(async () => {
-  await browser?.close();
-  server?.close();
+  await consoleApp?.close();
   await worker?.stop();
   await t?.close();
 });

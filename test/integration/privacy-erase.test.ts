@@ -3,7 +3,6 @@ import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { text } from 'node:stream/consumers';
-import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { BSON } from 'mongodb';
 import request from 'supertest';
@@ -17,7 +16,7 @@ import { contentHash, SEAL_ALGORITHM } from '../../src/evidence/seal';
 import { ERASE_CONFIRMATION } from '../../src/privacy/privacy.routes';
 import { createKey, PASSWORD, signUpAndLogIn, type SignedIn } from '../support/accounts';
 import { createTestApp, testConfig, type TestApp } from '../support/test-app';
-import { freePort, spawnManaged, type ManagedProcess } from '../../tools/stack';
+import { startApiProcess } from '../support/api-process';
 import { ScheduleNotFoundError } from '@temporalio/client';
 import { weeklyScheduleId } from '../../src/weekly/weekly-schedules';
 
@@ -422,43 +421,15 @@ describe('POST /api/privacy/erase', () => {
     expect((await verifyCli(await exportOf(who.userId))).code).toBe(0);
   });
 
-  /**
-   * The real API on this test's database, once it answers: one process (`node --import tsx`, not
-   * the `tsx` CLI, whose SIGKILL would leave its child API running).
-   */
-  async function startApi(): Promise<{ url: string; process: ManagedProcess }> {
-    const port = await freePort();
-    const lines: string[] = [];
-    const proc = spawnManaged(process.execPath, ['--import', 'tsx', resolve('src/main.ts')], {
-      env: {
-        ...process.env,
-        NODE_ENV: 'test',
-        HOST: '127.0.0.1',
-        PORT: String(port),
-        DECOY_SMTP_PORT: '0',
-        MONGODB_DB: t.config.MONGODB_DB,
-        TEMPORAL_TASK_QUEUE: t.config.TEMPORAL_TASK_QUEUE,
-        TRIPWIRE_JOURNAL_DIR: t.config.TRIPWIRE_JOURNAL_DIR,
-        EVIDENCE_SIGNING_KEY: logKey.skey,
-        LOG_LEVEL: 'info',
-      },
-      onLine: (line) => lines.push(line),
+  /** The real API on this test's database, with the test's log key. */
+  const startApi = () =>
+    startApiProcess({
+      MONGODB_DB: t.config.MONGODB_DB,
+      TEMPORAL_TASK_QUEUE: t.config.TEMPORAL_TASK_QUEUE,
+      TRIPWIRE_JOURNAL_DIR: t.config.TRIPWIRE_JOURNAL_DIR,
+      EVIDENCE_SIGNING_KEY: logKey.skey,
+      LOG_LEVEL: 'info',
     });
-    const url = `http://127.0.0.1:${port}`;
-    const deadline = Date.now() + 90_000;
-    while (
-      !(await fetch(`${url}/healthz`).then(
-        (r) => r.ok,
-        () => false,
-      ))
-    ) {
-      if (Date.now() > deadline || proc.child.exitCode !== null) {
-        throw new Error(`API on ${port} did not start:\n${lines.slice(-20).join('\n')}`);
-      }
-      await new Promise((r) => setTimeout(r, 250));
-    }
-    return { url, process: proc };
-  }
 
   it('when the API is SIGKILLed inside an erasure, then the next start finishes it', async () => {
     const other = await signUpAndLogIn(t.app);

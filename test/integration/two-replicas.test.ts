@@ -3,51 +3,27 @@
  * holds exactly when parallel requests are spread over both, because each one is decided by an
  * atomic update in the database, not by anything one process keeps to itself.
  */
-import { resolve } from 'node:path';
 import { MongoClient } from 'mongodb';
 import { Agent, fetch } from 'undici';
-import { freePort, spawnManaged, type ManagedProcess } from '../../tools/stack';
+import { startApiProcess, type ApiProcess } from '../support/api-process';
 import { PASSWORD, uniqueEmail } from '../support/accounts';
 import { testConfig } from '../support/test-app';
 
 const config = testConfig();
-const apis: { url: string; process: ManagedProcess }[] = [];
+const apis: ApiProcess[] = [];
 // Idle connections are dropped well before the API's 5 s keep-alive ends, so no request is sent on
 // a socket the server is closing (the burst test waits for the start of a minute).
 const dispatcher = new Agent({ keepAliveTimeout: 1_000 });
 
-async function startApi(): Promise<{ url: string; process: ManagedProcess }> {
-  const port = await freePort();
-  const env = {
-    ...process.env,
-    NODE_ENV: 'test',
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    DECOY_SMTP_PORT: '0',
-    MONGODB_DB: config.MONGODB_DB,
-    TEMPORAL_TASK_QUEUE: config.TEMPORAL_TASK_QUEUE,
-    LOG_LEVEL: 'warn',
-  };
-  const lines: string[] = [];
-  const proc = spawnManaged(resolve('node_modules/.bin/tsx'), ['src/main.ts'], {
-    env,
-    onLine: (line) => lines.push(line),
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  while (
-    !(await fetch(`${url}/healthz`).then(
-      (r) => r.ok,
-      () => false,
-    ))
-  ) {
-    if (Date.now() > deadline || proc.child.exitCode !== null) {
-      throw new Error(`API on ${port} did not start:\n${lines.slice(-20).join('\n')}`);
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  return { url, process: proc };
-}
+const startApi = () =>
+  startApiProcess(
+    {
+      MONGODB_DB: config.MONGODB_DB,
+      TEMPORAL_TASK_QUEUE: config.TEMPORAL_TASK_QUEUE,
+      LOG_LEVEL: 'warn',
+    },
+    60_000,
+  );
 
 interface Answer {
   status: number;
