@@ -108,6 +108,8 @@ it('shows the figures, shares with the community from the opt-in, and lets an op
   await page.getByLabel('Email starts with').fill(other.email);
   await page.getByRole('button', { name: 'Search' }).click();
   const account = page.getByTestId('admin-account').filter({ hasText: other.email });
+  // The list before the search shows every account (the operator's too): wait for the answer.
+  await page.getByTestId('admin-account').filter({ hasText: email }).waitFor({ state: 'detached' });
   await expect(page.getByTestId('admin-account').count()).resolves.toBe(1);
   await expect(account.textContent()).resolves.toContain('active');
   await page.getByRole('button', { name: `Disable ${other.email}` }).click();
