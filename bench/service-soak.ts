@@ -13,23 +13,16 @@
  * "Flat after warm-up" is read from the last rows: resident memory level, and the store file
  * growing no faster than the documents it holds.
  */
-import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { MongoClient } from 'mongodb';
-import pino from 'pino';
 import { UsersRepository } from '../src/accounts/users.repository';
-import { createApp } from '../src/app';
-import { loadConfig } from '../src/config';
-import { ALL_INDEXES } from '../src/db/indexes';
-import { connectMongo, ensureIndexes } from '../src/db/mongo';
-import { createTemporal } from '../src/temporal/client';
 import { pct } from './support/latency';
 import { startWorkerStack } from './support/worker-stack';
 import { jsonApi } from './support/json-api';
+import { startInProcessApi } from './support/in-process-api';
 
 const { values } = parseArgs({
   options: {
@@ -77,14 +70,8 @@ async function main(): Promise<void> {
     TRUST_PROXY: 'loopback',
     COOKIE_SECURE: 'false',
   });
-  const config = loadConfig(stack.env);
-  const db = await connectMongo(config.MONGODB_URI, config.MONGODB_DB);
-  await ensureIndexes(db.db, ALL_INDEXES);
-  const temporal = createTemporal(config);
-  const api = createApp({ config, logger: pino({ level: 'warn' }), mongo: db, temporal });
-  const server = api.app.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const inProcess = await startInProcessApi(stack.env);
+  const { config, db, base } = inProcess;
   const database = databaseProcess(new URL(config.MONGODB_URI).port);
   const stats = new MongoClient(config.MONGODB_URI);
   const call = jsonApi(base);
@@ -209,10 +196,7 @@ async function main(): Promise<void> {
     console.log(`\n${rows.join('\n')}`);
   } finally {
     await stats.close();
-    server.close();
-    await api.flush();
-    await temporal.close();
-    await db.client.close();
+    await inProcess.stop();
     await stack.stop();
   }
 }

@@ -8,20 +8,14 @@
  *   npm run bench:tripwire-timing -- [--requests 2000] [--concurrency 10] [--appends 2000]
  *     [--kind url|fast_redirect|web_image]   (the route measured: /r/, /f/ or /i/)
  */
-import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { createApp } from '../src/app';
 import { HitJournal } from '../src/canaries/hit-journal';
-import { loadConfig } from '../src/config';
-import { ALL_INDEXES } from '../src/db/indexes';
-import { connectMongo, ensureIndexes } from '../src/db/mongo';
-import { createTemporal } from '../src/temporal/client';
 import { pct, pool } from './support/latency';
 import { startWorkerStack } from './support/worker-stack';
+import { startInProcessApi } from './support/in-process-api';
 
 const { values } = parseArgs({
   options: {
@@ -67,14 +61,8 @@ async function journalCost(dir: string) {
 
 async function main(): Promise<void> {
   const stack = await startWorkerStack('tripwire-timing', { TRUST_PROXY: 'loopback' });
-  const config = loadConfig(stack.env);
-  const db = await connectMongo(config.MONGODB_URI, config.MONGODB_DB);
-  await ensureIndexes(db.db, ALL_INDEXES);
-  const temporal = createTemporal(config);
-  const api = createApp({ config, logger: pino({ level: 'warn' }), mongo: db, temporal });
-  const server = api.app.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const inProcess = await startInProcessApi(stack.env);
+  const { config, api, base } = inProcess;
   const call = async (path: string, body: object, token?: string) => {
     const res = await fetch(`${base}${path}`, {
       method: 'POST',
@@ -149,10 +137,7 @@ async function main(): Promise<void> {
       );
     }
   } finally {
-    server.close();
-    await api.flush();
-    await temporal.close();
-    await db.client.close();
+    await inProcess.stop();
     await stack.stop();
   }
 }

@@ -14,24 +14,17 @@
  *
  * `--alerts` and `--hits` are per round. `BENCH_WORKER_NODE_FLAGS` passes flags to the worker.
  */
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
-import pino from 'pino';
 import { UsersRepository } from '../src/accounts/users.repository';
-import { createApp } from '../src/app';
 import { startAlert } from '../src/alerts/alert-workflows';
 import { verifyWebhookSignature } from '../src/alerts/webhook-signature';
-import { loadConfig } from '../src/config';
-import { ALL_INDEXES } from '../src/db/indexes';
-import { connectMongo, ensureIndexes } from '../src/db/mongo';
-import { createTemporal } from '../src/temporal/client';
 import { tripwirePayload } from '../test/support/alerts';
 import type { Hit } from '../test/support/receiver';
 import { pct, pool } from './support/latency';
 import { interleave, printComparison, roundOptions } from './support/rounds';
 import { startWorkerStack } from './support/worker-stack';
 import { jsonApi } from './support/json-api';
+import { startInProcessApi } from './support/in-process-api';
 
 const { values } = parseArgs({
   strict: false,
@@ -57,14 +50,8 @@ async function main(): Promise<void> {
     COOKIE_SECURE: 'false',
   });
   const { receiver, env } = stack;
-  const config = loadConfig(env);
-  const db = await connectMongo(config.MONGODB_URI, config.MONGODB_DB);
-  await ensureIndexes(db.db, ALL_INDEXES);
-  const temporal = createTemporal(config);
-  const api = createApp({ config, logger: pino({ level: 'warn' }), mongo: db, temporal });
-  const server = api.app.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const inProcess = await startInProcessApi(env);
+  const { db, temporal, api, base } = inProcess;
   const call = jsonApi(base);
 
   try {
@@ -267,10 +254,7 @@ async function main(): Promise<void> {
     if (stuck) console.log(`\n> ${stuck} alerts had not ended a minute after their run`);
     if (recorded !== expected) throw new Error(`lost ${expected - recorded} hits`);
   } finally {
-    server.close();
-    await api.flush();
-    await temporal.close();
-    await db.client.close();
+    await inProcess.stop();
     await stack.stop();
   }
 }
