@@ -16,7 +16,7 @@ import { EvidenceStore } from '../src/evidence/evidence.store';
 import { WeeklyDigests } from '../src/weekly/weekly-digest';
 import { WeeklySettingsRepository } from '../src/weekly/weekly-settings.repository';
 import { agentWatchActivities } from './agent-watch.activities';
-import { alertDeliveryActivities } from './alert-delivery.activities';
+import { alertDeliveryActivities, firstAttempts } from './alert-delivery.activities';
 import { floorActivities } from './floor.activities';
 import { threatAlertActivities } from './threat-alert.activities';
 import { weeklyDigestActivities } from './weekly-digest.activities';
@@ -50,20 +50,24 @@ export function createActivities({
   const evidence = new EvidenceStore(db, () => new Date());
   const targets = new DeliveryTargets(channels, users, builtIns);
   const canaries = new CanariesRepository(db);
+  const sender = new ChannelSender(channels, users, allowPrivateTargets, builtIns, outboundDeny);
+  const outcomes = new AlertOutcomes(
+    new DeliveriesRepository(db),
+    channels,
+    evidence,
+    channelHealth,
+  );
   return {
     ...workerPingActivities({ pings: new WorkerPingsRepository(db) }),
     ...floorActivities,
-    ...alertDeliveryActivities({
-      targets,
-      sender: new ChannelSender(channels, users, allowPrivateTargets, builtIns, outboundDeny),
-      outcomes: new AlertOutcomes(new DeliveriesRepository(db), channels, evidence, channelHealth),
-    }),
+    ...alertDeliveryActivities({ targets, sender, outcomes }),
     ...threatAlertActivities({
       threats,
       canaries,
       evidence,
       enricher,
       targets,
+      sendFirst: firstAttempts({ sender, outcomes }),
     }),
     ...agentWatchActivities({ agents: new AgentsRepository(db), threats, evidence }),
     ...weeklyDigestActivities({

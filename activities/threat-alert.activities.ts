@@ -1,11 +1,11 @@
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, log } from '@temporalio/activity';
 import {
   enrichedAddress,
   followUpSummary,
   threatAlertPayload,
   type TripwireEvent,
 } from '../src/alerts/alert-payloads';
-import type { DeliveryTargets } from '../src/alerts/delivery-targets';
+import type { DeliveryTargets, ReadTargets } from '../src/alerts/delivery-targets';
 import type { IpEnricher } from '../src/alerts/enrichment';
 import type { AlertPayload } from '../src/alerts/payload';
 import type { Canary, CanariesRepository } from '../src/canaries/canaries.repository';
@@ -16,7 +16,9 @@ import {
   THREAT_EVENT_REMOVED,
   type AlertPayloadJson,
   type DeliveryTarget,
+  type ThreatFirstAttempts,
 } from '../workflows/shared';
+import type { firstAttempts } from './alert-delivery.activities';
 import { parseAlertPayload } from './payload-input';
 
 export const THREAT_ALERT_KIND = 'threat.alert';
@@ -29,6 +31,8 @@ export interface ThreatAlertDeps {
   enricher: IpEnricher;
   /** The worker's one reader of delivery targets, shared with the delivery activities. */
   targets: DeliveryTargets;
+  /** The delivery activities' first attempts (see `firstAttempts`). */
+  sendFirst: ReturnType<typeof firstAttempts>;
 }
 
 /** Keeps a threat event's payload and seals it, once per event (the log id is fixed). */
@@ -53,6 +57,7 @@ export function threatAlertActivities({
   evidence,
   enricher,
   targets,
+  sendFirst,
 }: ThreatAlertDeps) {
   /** The payload of an event reporting `hits` (enrichment failures leave fields empty). */
   const buildPayload = async (
@@ -89,12 +94,82 @@ export function threatAlertActivities({
     return { ...event, canaryKind };
   };
 
+  /**
+   * A threat event's first payload and the channels it goes to, read at once: the event, its
+   * canary and the account's channels in one round trip. The payload kept on the event is reused
+   * when a preparation already ran; otherwise it is built from the event.
+   */
+  const prepare = async (input: {
+    accountId: string;
+    threatEventId: string;
+    canaryId?: string;
+    hits: number;
+  }): Promise<{ payload: AlertPayload; read: ReadTargets }> => {
+    const canary = input.canaryId ? canaries.findById(input.canaryId) : undefined;
+    const reading = targets.read(input.accountId);
+    // Both are awaited below; handled here too, so that when the event read fails first
+    // neither is left rejected with no handler.
+    for (const read of [canary, reading]) read?.catch(() => undefined);
+    const known = await threats.findEvent(input.threatEventId);
+    let payload = known?.alert;
+    if (!payload) {
+      const event = tripwireEvent(input.threatEventId, known);
+      const hits = Math.max(input.hits, event.hitCount, 1);
+      payload = await buildPayload(event, hits, 'canary fired', canary);
+    }
+    return { payload, read: await reading };
+  };
+  const routeOf = (payload: AlertPayload) => ({
+    event: payload.event,
+    level: payload.data.alertLevel,
+  });
+
   return {
     /**
-     * A threat event's first payload and the channels it goes to, read at once: the event, its
-     * canary and the account's channels in one round trip. The payload kept on the event is
-     * reused when a preparation already ran; otherwise it is built from the event. The workflow
-     * seals it, and keeps it on the event, with `sealThreatAlert` beside its delivery.
+     * A threat alert's first step: prepared (see `prepare`), then sealed in the evidence log and
+     * kept on its event (once per event: fixed log id) while the first attempts go out and are
+     * recorded (see `FirstAttempts`). A seal that failed is left to the workflow (`sealed`: false).
+     */
+    async sendThreatAlert(input: {
+      accountId: string;
+      threatEventId: string;
+      canaryId?: string;
+      hits: number;
+      workflowId: string;
+      requestId?: string;
+    }): Promise<ThreatFirstAttempts> {
+      const { payload, read } = await prepare(input);
+      const [sealed, sent] = await Promise.all([
+        sealThreatAlert({ evidence, threats }, input.accountId, payload, {
+          hits: Math.max(input.hits, 1),
+        }).then(
+          () => true,
+          (err: unknown) => {
+            log.warn('threat alert seal failed; the workflow seals it again', {
+              error: err instanceof Error ? err.message : String(err),
+            });
+            return false;
+          },
+        ),
+        sendFirst(
+          {
+            accountId: input.accountId,
+            workflowId: input.workflowId,
+            event: payload.event,
+            threatEventId: input.threatEventId,
+            payload,
+            resendOf: null,
+          },
+          read,
+          { routed: routeOf(payload), requestId: input.requestId },
+        ),
+      ]);
+      return { ...sent, payload, sealed };
+    },
+
+    /**
+     * The threat alert's first step split in its parts, when that step failed: the payload and
+     * its targets (see `prepare`); the workflow seals it with `sealThreatAlert` beside its delivery.
      */
     async prepareThreatDelivery(input: {
       accountId: string;
@@ -103,20 +178,8 @@ export function threatAlertActivities({
       canaryId?: string;
       hits: number;
     }): Promise<{ payload: AlertPayloadJson; targets: DeliveryTarget[] }> {
-      const canary = input.canaryId ? canaries.findById(input.canaryId) : undefined;
-      const reading = targets.read(input.accountId);
-      // Both are awaited below; handled here too, so that when the event read fails first
-      // neither is left rejected with no handler.
-      for (const read of [canary, reading]) read?.catch(() => undefined);
-      const known = await threats.findEvent(input.threatEventId);
-      let payload = known?.alert;
-      if (!payload) {
-        const event = tripwireEvent(input.threatEventId, known);
-        const hits = Math.max(input.hits, event.hitCount, 1);
-        payload = await buildPayload(event, hits, 'canary fired', canary);
-      }
-      const route = await reading;
-      return { payload, targets: route({ event: payload.event, level: payload.data.alertLevel }) };
+      const { payload, read } = await prepare(input);
+      return { payload, targets: read.route(routeOf(payload)) };
     },
 
     /**

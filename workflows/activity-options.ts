@@ -26,6 +26,17 @@ export const ONE_SEND_ATTEMPT: LocalActivityOptions = {
   retry: { maximumAttempts: 1 },
 };
 
+/**
+ * An alert's first step: its targets read, the first attempt to each (each bounded by the
+ * provider's own 9.5 s), and their record. Never retried by Temporal: after a failure the
+ * workflow makes the round in separate steps (`ONE_SEND_ATTEMPT`, `ALERT_BOOKKEEPING`). A worker
+ * lost mid-step sends the first attempts again under the same delivery ids.
+ */
+export const FIRST_ATTEMPTS: LocalActivityOptions = {
+  startToCloseTimeout: '30s',
+  retry: { maximumAttempts: 1 },
+};
+
 /** An alert's reads and records, run by the worker within the workflow task that needs them. */
 export const ALERT_BOOKKEEPING: LocalActivityOptions = {
   startToCloseTimeout: '10s',

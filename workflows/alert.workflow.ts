@@ -10,11 +10,13 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { ALERT_BOOKKEEPING, ONE_SEND_ATTEMPT } from './activity-options';
+import { ALERT_BOOKKEEPING, FIRST_ATTEMPTS, ONE_SEND_ATTEMPT } from './activity-options';
 import {
   ALERT_NOT_DELIVERED,
   HITS_SIGNAL,
   alertOutcome,
+  channelResult,
+  deliveryIdOf,
   searchAttributes,
   type AlertInput,
   type AlertPayloadJson,
@@ -22,6 +24,7 @@ import {
   type AttemptReport,
   type ChannelResult,
   type DeliveryTarget,
+  type FirstAttempts,
   type ReadyAlertInput,
   type ThreatAlertInput,
   isAlert,
@@ -46,6 +49,7 @@ function jittered(ms: number, key: string): number {
 const FOLLOW_UP = ':follow-up';
 
 const sending = proxyLocalActivities<Activities>(ONE_SEND_ATTEMPT);
+const firstStep = proxyLocalActivities<Activities>(FIRST_ATTEMPTS);
 const books = proxyLocalActivities<Activities>(ALERT_BOOKKEEPING);
 
 export const hitsSignal = defineSignal<[number]>(HITS_SIGNAL);
@@ -81,19 +85,31 @@ export async function alertWorkflow(input: AlertInput): Promise<AlertResult> {
 /**
  * The first hit is alerted at once; the alert then stays open while the storm lasts, so later
  * hits signal it rather than start another, and they are summed up in one follow-up if any came.
- * The follow-up waits for the storm, not for the first delivery's recovery.
+ * The follow-up waits for the storm and for the first delivery's round (its attempts and their
+ * record), not for its recovery.
  */
 async function threatAlert(input: ThreatAlertInput): Promise<ChannelResult[]> {
   const storm = countHits();
   const reported = storm.hits;
-  const { payload, targets } = await books.prepareThreatDelivery({
+  // Started before any step, so no storm timer is ever started by a later event (see `untilQuiet`).
+  const quiet = untilQuiet(storm, input.gather);
+  const prepare = {
     accountId: input.accountId,
     threatEventId: input.threatEventId,
     canaryId: input.canaryId,
     hits: reported,
-  });
+  };
+  // One step prepares, seals and sends; if it fails, the same in separate steps, each retried.
+  const sent = await firstStep.sendThreatAlert
+    .executeWithOptions({ summary: 'prepare, seal and send the alert: first attempts' }, [
+      { ...prepare, workflowId: workflowInfo().workflowId, requestId: input.requestId },
+    ])
+    .catch(() => undefined);
+  const { payload, targets } = sent ?? (await books.prepareThreatDelivery(prepare));
+  const firstRound = deliverRound(input, payload, sent ? { first: sent } : { targets });
   const followUp = async (): Promise<ChannelResult[]> => {
-    await untilQuiet(storm, input.gather);
+    // After the first round too: its steps and the follow-up's then never start in one task.
+    await Promise.all([quiet, firstRound]);
     if (storm.hits <= reported) return [];
     const later = await books.prepareStormFollowUp({
       threatEventId: input.threatEventId,
@@ -105,16 +121,17 @@ async function threatAlert(input: ThreatAlertInput): Promise<ChannelResult[]> {
   // The first alert is sealed in the evidence log (and kept on its event) beside its delivery:
   // the seal is retried until it lands, and the alert ends only once it has.
   const [, first, later] = await Promise.all([
-    books.sealThreatAlert({ accountId: input.accountId, payload, hits: Math.max(reported, 1) }),
-    deliverAlert(input, payload, { targets }),
+    sent?.sealed ||
+      books.sealThreatAlert({ accountId: input.accountId, payload, hits: Math.max(reported, 1) }),
+    firstRound.then((round) => recoverFailed(input, payload, round)),
     followUp(),
   ]);
   return [...first, ...later];
 }
 
 /** The hits signalled to a threat alert so far: each batch of a storm signals its count. */
-function countHits(): { hits: number; started: number } {
-  const storm = { hits: 0, started: Date.now() };
+function countHits(): { hits: number } {
+  const storm = { hits: 0 };
   setHandler(hitsSignal, (count) => {
     storm.hits += count;
   });
@@ -123,22 +140,33 @@ function countHits(): { hits: number; started: number } {
 
 /**
  * Storm control: returns once a whole `quietMs` period passed with no hit, or `maxMs` after the
- * alert started. The periods are fixed timers started only here (after the start or a timer's
- * fire), never by a signal: a signal arrives in the same activation as a local activity's
- * resolution, and on replay the resolution is applied first, so a command caused by a signal would
- * change places with the commands that follow the local activity and fail the replay.
+ * alert started. Every period's timer is started at once, when the alert starts, so no later
+ * event ever starts one: a signal or a timer's fire may land in the same workflow task as a local
+ * activity's result that outlasted an earlier task, and on replay that result is applied first,
+ * so a timer started after such an event would change places with the commands that follow the
+ * local activity and fail the replay. The `hits` handler only counts.
  */
-async function untilQuiet(
-  storm: { hits: number; started: number },
+function untilQuiet(
+  storm: { hits: number },
   { quietMs, maxMs }: ThreatAlertInput['gather'],
 ): Promise<void> {
-  for (;;) {
-    const seen = storm.hits;
-    const left = maxMs - (Date.now() - storm.started);
-    if (left <= 0) return;
-    await sleep(Math.min(quietMs, left), { summary: 'storm: wait for a quiet period' });
-    if (storm.hits === seen) return;
-  }
+  if (maxMs <= 0) return Promise.resolve();
+  const periods = quietMs > 0 ? Math.ceil(maxMs / quietMs) : 1;
+  const ends = Array.from({ length: periods }, (_, i) =>
+    sleep(Math.min((i + 1) * quietMs, maxMs), {
+      summary: `storm: end of quiet period ${i + 1} of ${periods}`,
+    }),
+  );
+  // The periods left once the storm is over are never awaited; a cancelled alert rejects them all.
+  for (const end of ends) end.catch(() => undefined);
+  return (async () => {
+    let seen = storm.hits;
+    for (const end of ends) {
+      await end;
+      if (storm.hits === seen) return;
+      seen = storm.hits;
+    }
+  })();
 }
 
 /** The channel as the Temporal UI's summaries name it. */
@@ -155,57 +183,112 @@ function describeAlert(input: AlertInput, payload: AlertPayloadJson): string {
   ].join('\n\n');
 }
 
-/**
- * One payload to every target channel in parallel, then every outcome in one record, each
- * delivery's last attempt with it; then each failed delivery recovers on its own. A storm's
- * follow-up has its own delivery ids (`<workflowId>:<channelId>:follow-up`).
- */
+/** One round to every target, then each failed delivery's recovery (see `deliverRound`). */
 async function deliverAlert(
   input: AlertInput,
   payload: AlertPayloadJson,
-  /** `targets`: already read with the payload. */
-  { suffix = '', targets: read }: { suffix?: string; targets?: DeliveryTarget[] } = {},
+  options: { suffix?: string } = {},
 ): Promise<ChannelResult[]> {
+  return recoverFailed(input, payload, await deliverRound(input, payload, options));
+}
+
+/** What one round came to: the targets read for it and each one's result. */
+interface Round {
+  targets: DeliveryTarget[];
+  results: ChannelResult[];
+}
+
+const routeOf = (payload: AlertPayloadJson) => ({
+  event: payload.event,
+  level: (payload.data as { alertLevel?: string }).alertLevel ?? null,
+});
+
+/**
+ * One payload to every target channel in parallel, then every outcome in one record, each
+ * delivery's last attempt with it. The first attempts are one step (`sendFirstAttempts`, or for
+ * a threat alert `sendThreatAlert`), which records them too: a round whose first attempts are
+ * all final is that one step. Only a delivery whose attempt is to be retried takes further steps
+ * (a pause, the next attempt, …, then the outcome record). If the first step fails (the database
+ * down when it read the targets, the worker lost), the round is made in separate steps: the
+ * targets read, then each attempt its own step. A storm's follow-up has its own delivery ids
+ * (`<workflowId>:<channelId>:follow-up`).
+ */
+async function deliverRound(
+  input: AlertInput,
+  payload: AlertPayloadJson,
+  /** `first`: the first step's result; `targets`: already read (and nothing sent yet). */
+  { suffix = '', ...known }: { suffix?: string; first?: FirstAttempts; targets?: DeliveryTarget[] },
+): Promise<Round> {
   const { workflowId, typedSearchAttributes } = workflowInfo();
   setCurrentDetails(describeAlert(input, payload));
-  const { canaryId, alertLevel } = payload.data as { canaryId?: string; alertLevel?: string };
+  const { canaryId } = payload.data as { canaryId?: string };
   if (canaryId && canaryId !== typedSearchAttributes.get(searchAttributes.canaryId)) {
     upsertSearchAttributes([{ key: searchAttributes.canaryId, value: canaryId }]);
   }
-  const routed = { event: payload.event, level: alertLevel ?? null };
+  const routed = routeOf(payload);
+  const channelIds =
+    input.kind === 'resend' || input.kind === 'test'
+      ? [input.channelId]
+      : input.kind === 'digest'
+        ? input.channelIds
+        : undefined;
+  const first =
+    known.first ??
+    (known.targets
+      ? undefined
+      : await firstStep.sendFirstAttempts
+          .executeWithOptions(
+            { summary: `send the first attempts${suffix ? ' of the follow-up' : ''}` },
+            [
+              {
+                alert: alertContext(input, payload),
+                channelIds,
+                routed,
+                ...(suffix && { suffix }),
+                requestId: input.requestId,
+              },
+            ],
+          )
+          .catch(() => undefined));
   const targets =
-    read ??
-    (await books.listDeliveryTargets(
-      input.accountId,
-      input.kind === 'resend' || input.kind === 'test'
-        ? [input.channelId]
-        : input.kind === 'digest'
-          ? input.channelIds
-          : undefined,
-      routed,
-    ));
+    first?.targets ??
+    known.targets ??
+    (await books.listDeliveryTargets(input.accountId, channelIds, routed));
 
   const lastAttempts: Record<string, AttemptReport> = {};
   const results = await Promise.all(
     targets.map(async (target): Promise<ChannelResult> => {
-      const deliveryId = `${workflowId}:${target.channelId}${suffix}`;
+      const deliveryId = deliveryIdOf(workflowId, target.channelId, suffix);
       const base = { channelId: target.channelId, kind: target.kind, deliveryId };
       if (target.skip) return { ...base, outcome: 'skipped', error: target.skip };
-      const last = await attemptDelivery(input, payload, target, deliveryId);
+      const report = first?.reports[deliveryId];
+      const last = await attemptDelivery(input, payload, target, deliveryId, {
+        ...(report && { first: { report, recorded: first.recorded !== 'none' } }),
+      });
       lastAttempts[deliveryId] = last;
       return channelResult(base, last);
     }),
   );
-  await recordOutcomes(input, payload, targets, results, lastAttempts);
+  if (first?.recorded !== 'outcomes') {
+    await recordOutcomes(input, payload, targets, results, lastAttempts);
+  }
+  return { targets, results };
+}
+
+/** Each failed delivery of an alert's round, recovering on its own (see `recoverDelivery`). */
+async function recoverFailed(
+  input: AlertInput,
+  payload: AlertPayloadJson,
+  { targets, results }: Round,
+): Promise<ChannelResult[]> {
   if (!isAlert(input) || !input.recoveryMs.length || !results.some((r) => r.outcome === 'failed')) {
     return results;
   }
   const alert = input;
-
   return Promise.all(
     results.map(async (result, i) =>
       result.outcome === 'failed'
-        ? recoverDelivery(alert, payload, targets[i]!, result, routed)
+        ? recoverDelivery(alert, payload, targets[i]!, result, routeOf(payload))
         : result,
     ),
   );
@@ -234,21 +317,25 @@ async function recoverDelivery(
       (t) => t.channelId === target.channelId,
     );
     if (!current || current.skip) return result;
-    const last = await attemptDelivery(input, payload, target, result.deliveryId, round);
+    const last = await attemptDelivery(input, payload, target, result.deliveryId, {
+      recovery: round,
+    });
     result = channelResult(result, last);
     await recordOutcomes(input, payload, [target], [result], { [result.deliveryId]: last }, round);
   }
   return result;
 }
 
-function channelResult(
-  { channelId, kind, deliveryId }: Pick<ChannelResult, 'channelId' | 'kind' | 'deliveryId'>,
-  last: AttemptReport,
-): ChannelResult {
-  const base = { channelId, kind, deliveryId };
-  return last.verdict === 'delivered'
-    ? { ...base, outcome: 'delivered', status: last.status }
-    : { ...base, outcome: 'failed', status: last.status, error: last.error ?? 'delivery failed' };
+/** What every outcome record of the alert shares (`AlertContext`). */
+function alertContext(input: AlertInput, payload: AlertPayloadJson) {
+  return {
+    accountId: input.accountId,
+    workflowId: workflowInfo().workflowId,
+    event: payload.event,
+    threatEventId: payload.data.threatEventId,
+    payload,
+    resendOf: input.kind === 'resend' ? input.resendOf : null,
+  };
 }
 
 /** The outcomes of one round in one record (see `AlertOutcomes.record`). */
@@ -265,89 +352,109 @@ async function recordOutcomes(
     .join(', ');
   await books.recordAlertOutcomes.executeWithOptions(
     { summary: `record ${recovery ? `recovery ${recovery} ` : ''}outcomes: ${summary}` },
-    [
-      {
-        accountId: input.accountId,
-        workflowId: workflowInfo().workflowId,
-        event: payload.event,
-        threatEventId: payload.data.threatEventId,
-        payload,
-        resendOf: input.kind === 'resend' ? input.resendOf : null,
-        ...(recovery && { recovery }),
-        results,
-        lastAttempts,
-      },
-    ],
+    [{ ...alertContext(input, payload), ...(recovery && { recovery }), results, lastAttempts }],
   );
 }
 
 /**
- * Up to three attempts, each sent by one local activity; every attempt but the last is recorded
- * by another (the last goes into the outcome record). A receiver's 2xx is kept even when the
- * database is down at that moment: the record is retried until it lands.
+ * Up to three attempts: the first as the round's first step made it (`first`), or each sent by a
+ * local activity of its own; every attempt but the last is recorded (the last goes into the
+ * outcome record). A receiver's 2xx is kept even when the database is down at that moment: the
+ * record is retried until it lands.
  */
 async function attemptDelivery(
   input: AlertInput,
   payload: AlertPayloadJson,
   target: DeliveryTarget,
   deliveryId: string,
-  /** The recovery round (0: the first delivery); its attempts are numbered after the earlier. */
-  recovery = 0,
+  {
+    recovery = 0,
+    first,
+  }: {
+    /** The recovery round (0: the first delivery); its attempts are numbered after the earlier. */
+    recovery?: number;
+    /** The first attempt, already made, and whether it is recorded. */
+    first?: { report: AttemptReport; recorded: boolean };
+  } = {},
 ): Promise<AttemptReport> {
   const { workflowId } = workflowInfo();
   const label = channelLabel(target);
   const round = recovery ? ` (recovery ${recovery})` : '';
   for (let step = 1; ; step++) {
     const attempt = recovery * MAX_ATTEMPTS + step;
-    const at = new Date().toISOString();
-    let report: AttemptReport;
-    try {
-      report = await sending.sendAlertAttempt.executeWithOptions(
-        { summary: `send to ${label}, attempt ${step} of ${MAX_ATTEMPTS}${round}` },
+    const made = step === 1 ? first : undefined;
+    const report =
+      made?.report ??
+      (await sendAttempt(
+        input,
+        payload,
+        target,
+        deliveryId,
+        attempt,
+        `${step} of ${MAX_ATTEMPTS}${round}`,
+      ));
+    if (report.verdict !== 'retry' || step >= MAX_ATTEMPTS) return report;
+    if (!made?.recorded) {
+      await books.recordDeliveryAttempt.executeWithOptions(
+        { summary: `record attempt ${attempt} to ${label}: ${report.status ?? report.verdict}` },
         [
           {
             accountId: input.accountId,
             channelId: target.channelId,
             deliveryId,
-            resendOf: input.kind === 'resend' ? input.resendOf : undefined,
-            attempt,
-            payload,
-            kind: target.kind,
-            requestId: input.requestId,
+            workflowId,
+            event: payload.event,
+            threatEventId: payload.data.threatEventId,
+            report,
           },
         ],
       );
-    } catch (err) {
-      // The activity reports every answer and refusal; a failure here means no report came back
-      // (the worker was lost, or the attempt ran past its 10 s): retried like a network error.
-      report = {
-        attempt,
-        at,
-        durationMs: 0,
-        verdict: 'retry',
-        status: null,
-        error: failure(err),
-        answer: null,
-      };
     }
-    if (report.verdict !== 'retry' || step >= MAX_ATTEMPTS) return report;
-    await books.recordDeliveryAttempt.executeWithOptions(
-      { summary: `record attempt ${attempt} to ${label}: ${report.status ?? report.verdict}` },
+    await sleep(jittered(backoffMs(step), `${deliveryId}:${attempt}`), {
+      summary: `pause before attempt ${step + 1} to ${label}${round}`,
+    });
+  }
+}
+
+/** One attempt by a local activity of its own, reported whatever came of it. */
+async function sendAttempt(
+  input: AlertInput,
+  payload: AlertPayloadJson,
+  target: DeliveryTarget,
+  deliveryId: string,
+  attempt: number,
+  /** `2 of 3 (recovery 1)`: for the Temporal UI. */
+  which: string,
+): Promise<AttemptReport> {
+  const at = new Date().toISOString();
+  try {
+    return await sending.sendAlertAttempt.executeWithOptions(
+      { summary: `send to ${channelLabel(target)}, attempt ${which}` },
       [
         {
           accountId: input.accountId,
           channelId: target.channelId,
           deliveryId,
-          workflowId,
-          event: payload.event,
-          threatEventId: payload.data.threatEventId,
-          report,
+          resendOf: input.kind === 'resend' ? input.resendOf : undefined,
+          attempt,
+          payload,
+          kind: target.kind,
+          requestId: input.requestId,
         },
       ],
     );
-    await sleep(jittered(backoffMs(step), `${deliveryId}:${attempt}`), {
-      summary: `pause before attempt ${step + 1} to ${label}${round}`,
-    });
+  } catch (err) {
+    // The activity reports every answer and refusal; a failure here means no report came back
+    // (the worker was lost, or the attempt ran past its 10 s): retried like a network error.
+    return {
+      attempt,
+      at,
+      durationMs: 0,
+      verdict: 'retry',
+      status: null,
+      error: failure(err),
+      answer: null,
+    };
   }
 }
 

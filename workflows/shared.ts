@@ -189,6 +189,42 @@ export interface ChannelResult {
   error?: string;
 }
 
+/** A delivery's id: the same for every attempt and every recovery round of it. */
+export const deliveryIdOf = (workflowId: string, channelId: string, suffix = '') =>
+  `${workflowId}:${channelId}${suffix}`;
+
+/** A delivery's result from its last attempt's report. */
+export function channelResult(
+  { channelId, kind, deliveryId }: Pick<ChannelResult, 'channelId' | 'kind' | 'deliveryId'>,
+  last: AttemptReport,
+): ChannelResult {
+  const base = { channelId, kind, deliveryId };
+  return last.verdict === 'delivered'
+    ? { ...base, outcome: 'delivered', status: last.status }
+    : { ...base, outcome: 'failed', status: last.status, error: last.error ?? 'delivery failed' };
+}
+
+/**
+ * An alert's first attempts, one to every target at once in one local activity, with the
+ * targets read for them. When every attempt is final (delivered, or refused for good) the
+ * outcomes are recorded in the same step (`recorded: 'outcomes'`); otherwise the attempts to be
+ * retried are (`'attempts'`), and the final ones wait for the outcome record. `'none'`: the
+ * database failed the record, which the workflow then makes in a step retried until it lands (a
+ * receiver's answer is never lost, nor the alert sent again, for a database down at that moment).
+ */
+export interface FirstAttempts {
+  targets: DeliveryTarget[];
+  /** By delivery id: each sent target's first attempt. */
+  reports: Record<string, AttemptReport>;
+  recorded: 'outcomes' | 'attempts' | 'none';
+}
+
+/** A threat alert's first step: its payload prepared, sealed (`sealed`: false if that failed) and sent. */
+export interface ThreatFirstAttempts extends FirstAttempts {
+  payload: AlertPayloadJson;
+  sealed: boolean;
+}
+
 export interface AlertResult {
   results: ChannelResult[];
 }

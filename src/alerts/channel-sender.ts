@@ -1,7 +1,7 @@
-import type { UsersRepository } from '../accounts/users.repository';
+import type { User, UsersRepository } from '../accounts/users.repository';
 import { resolveSafeTarget, TransientLookupError, UnsafeTargetError } from './address-safety';
-import { BUILT_IN_CHANNEL_IDS, type BuiltInSettings } from './built-in-channels';
-import type { ChannelsRepository } from './channels.repository';
+import { BUILT_IN_CHANNEL_IDS, isBuiltInChannel, type BuiltInSettings } from './built-in-channels';
+import type { AlertChannel, ChannelsRepository } from './channels.repository';
 import type { Attempt } from './http-delivery';
 import { CHANNEL_PROVIDERS, type AnyChannelKind, type ReceiverOf } from './providers';
 import { smtpServer, type SmtpServer } from './providers/email';
@@ -28,9 +28,16 @@ async function once<K extends AnyChannelKind>(
   return provider.classify(await provider.send(provider.render(alert, to), to));
 }
 
+/** What an attempt sends with, as read: the channel (absent: a built-in) and the account. */
+export interface SendingState {
+  channel?: AlertChannel | null;
+  user?: User | null;
+}
+
 /**
  * One attempt to any channel, through its kind's provider. The channel and the account are read
- * again on every attempt: a channel deleted, disabled or re-pointed in between is honoured.
+ * again on every attempt (a channel deleted, disabled or re-pointed in between is honoured),
+ * except the first, which sends with what was read an instant before to pick the channels.
  */
 export class ChannelSender {
   private readonly smtp: SmtpServer | undefined;
@@ -50,9 +57,22 @@ export class ChannelSender {
       : undefined;
   }
 
+  /** An attempt that reads the channel (or, for a built-in, the account) first. */
   async attempt(accountId: string, channelId: string, alert: OutgoingAlert): Promise<Attempt> {
+    const state: SendingState = isBuiltInChannel(channelId)
+      ? { user: await this.users.findById(accountId) }
+      : { channel: await this.channels.find(accountId, channelId) };
+    return this.attemptWith(channelId, state, alert);
+  }
+
+  /** An attempt with the channel or account as already read. */
+  async attemptWith(
+    channelId: string,
+    state: SendingState,
+    alert: OutgoingAlert,
+  ): Promise<Attempt> {
     try {
-      const receiver = await this.receiver(accountId, channelId, alert.now);
+      const receiver = await this.receiver(channelId, state, alert.now);
       return typeof receiver === 'string' ? refused(receiver) : await once(receiver, alert);
     } catch (err) {
       // A resolver that failed this once is a network error: the attempt is tried again.
@@ -65,12 +85,11 @@ export class ChannelSender {
 
   /** Where the channel's provider sends, or why nothing can be sent. */
   private async receiver(
-    accountId: string,
     channelId: string,
+    { channel, user }: SendingState,
     now: Date,
   ): Promise<Receiver | string> {
-    if (channelId === BUILT_IN_CHANNEL_IDS.email || channelId === BUILT_IN_CHANNEL_IDS.chat) {
-      const user = await this.users.findById(accountId);
+    if (isBuiltInChannel(channelId)) {
       if (!user) return 'account deleted';
       if (channelId === BUILT_IN_CHANNEL_IDS.email && this.smtp) {
         return { kind: 'email', to: { address: user.email, smtp: this.smtp } };
@@ -80,7 +99,6 @@ export class ChannelSender {
       }
       return `${channelId} is not configured`;
     }
-    const channel = await this.channels.find(accountId, channelId);
     if (!channel || channel.disabled) return 'channel deleted or disabled';
     try {
       const target = await resolveSafeTarget(channel.url, {

@@ -1,8 +1,16 @@
 import type { UsersRepository } from '../accounts/users.repository';
 import type { DeliveryTarget } from '../../workflows/shared';
-import { BUILT_IN_CHANNEL_IDS, type BuiltInSettings } from './built-in-channels';
+import { BUILT_IN_CHANNEL_IDS, isBuiltInChannel, type BuiltInSettings } from './built-in-channels';
+import type { SendingState } from './channel-sender';
 import type { ChannelsRepository } from './channels.repository';
 import { subscribes, type RoutedAlert } from './routing';
+
+export interface ReadTargets {
+  /** The channels that receive this alert (all read, when none is given). */
+  route: (alert?: RoutedAlert) => DeliveryTarget[];
+  /** A target's channel or account as read. */
+  sending: (channelId: string) => SendingState;
+}
 
 /**
  * The channels that receive an alert: the chosen ones (a test, a resend, a weekly digest's
@@ -18,20 +26,24 @@ export class DeliveryTargets {
   ) {}
 
   /**
-   * Reads the account's channels and, when the built-in chat is configured, the account (for its
-   * chat id) at once.
+   * Reads the account's channels and, when a built-in is configured, the account (its address and
+   * chat id) at once. `sending` is what a first attempt sends with: the channel or the account as
+   * read here.
    */
-  async read(
-    accountId: string,
-    channelIds?: string[],
-  ): Promise<(alert?: RoutedAlert) => DeliveryTarget[]> {
+  async read(accountId: string, channelIds?: string[]): Promise<ReadTargets> {
     const chosen = (channelId: string) => !channelIds || channelIds.includes(channelId);
-    const chat = chosen(BUILT_IN_CHANNEL_IDS.chat) && this.builtIns.telegramBotToken;
+    const builtIn =
+      (chosen(BUILT_IN_CHANNEL_IDS.chat) && this.builtIns.telegramBotToken) ||
+      (chosen(BUILT_IN_CHANNEL_IDS.email) && this.builtIns.smtpUrl);
     const [all, user] = await Promise.all([
       this.channels.list(accountId),
-      chat ? this.users.findById(accountId) : undefined,
+      builtIn ? this.users.findById(accountId) : undefined,
     ]);
-    return (alert) => {
+    const sending = (channelId: string): SendingState =>
+      isBuiltInChannel(channelId)
+        ? { user: user ?? null }
+        : { channel: all.find((c) => c.id === channelId) ?? null };
+    const route = (alert?: RoutedAlert) => {
       const picked = channelIds
         ? all.filter((c) => channelIds.includes(c.id))
         : all.filter((c) => !alert || subscribes(c, alert));
@@ -51,6 +63,7 @@ export class DeliveryTargets {
         builtIn(BUILT_IN_CHANNEL_IDS.chat, 'chat', 'Telegram chat'),
       ].filter((target) => chosen(target.channelId));
     };
+    return { route, sending };
   }
 
   /** Why a built-in cannot send for this account, or null when it can. */
