@@ -124,26 +124,30 @@ export function firstAttempts({
             return { verdict: 'retry', status: null, error };
           }
         });
-        reports[deliveryId] = report;
+        reports[channelId] = report;
         return channelResult(base, report);
       }),
     );
     const retried = Object.entries(reports).filter(([, report]) => report.verdict === 'retry');
+    // The outcome record takes each last attempt by delivery id.
+    const byDelivery = Object.fromEntries(
+      Object.entries(reports).map(([channelId, report]) => [
+        deliveryIdOf(alert.workflowId, channelId, suffix),
+        report,
+      ]),
+    );
     if (!retried.length) {
-      const recorded = await landed(() => outcomes.record(alert, results, reports));
+      const recorded = await landed(() => outcomes.record(alert, results, byDelivery));
       return { targets, reports, recorded: recorded ? 'outcomes' : 'none' };
     }
-    const byId = new Map(
-      targets.map((t) => [deliveryIdOf(alert.workflowId, t.channelId, suffix), t]),
-    );
     const recorded = await landed(async () => {
       await Promise.all(
-        retried.map(([deliveryId, report]) =>
+        retried.map(([channelId, report]) =>
           outcomes.recordAttempt(
             {
               accountId: alert.accountId,
-              channelId: byId.get(deliveryId)!.channelId,
-              deliveryId,
+              channelId,
+              deliveryId: deliveryIdOf(alert.workflowId, channelId, suffix),
               workflowId: alert.workflowId,
               event: alert.event,
               threatEventId: alert.threatEventId,

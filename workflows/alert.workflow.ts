@@ -261,7 +261,7 @@ async function deliverRound(
       const deliveryId = deliveryIdOf(workflowId, target.channelId, suffix);
       const base = { channelId: target.channelId, kind: target.kind, deliveryId };
       if (target.skip) return { ...base, outcome: 'skipped', error: target.skip };
-      const report = first?.reports[deliveryId];
+      const report = first?.reports[target.channelId];
       const last = await attemptDelivery(input, payload, target, deliveryId, {
         ...(report && { first: { report, recorded: first.recorded !== 'none' } }),
       });

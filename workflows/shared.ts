@@ -214,7 +214,7 @@ export function channelResult(
  */
 export interface FirstAttempts {
   targets: DeliveryTarget[];
-  /** By delivery id: each sent target's first attempt. */
+  /** By channel id: each sent target's first attempt. */
   reports: Record<string, AttemptReport>;
   recorded: 'outcomes' | 'attempts' | 'none';
 }

@@ -273,12 +273,12 @@ describe('retired canaries, storms and quotas', () => {
     // The alert was sent before the storm window closed: its delivery comes before the first
     // quiet-period timer fired in the workflow's history.
     const { events } = await handle.fetchHistory();
-    // Attempts are local activities: each is a marker naming its activity type.
+    // The first attempts are one local activity (a marker naming its activity type).
     const sent = events!.findIndex((e) => {
       const data = e.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
       if (!data) return false;
       const marker = JSON.parse(Buffer.from(data).toString()) as { activity_type?: string };
-      return marker.activity_type === 'sendAlertAttempt';
+      return marker.activity_type === 'sendThreatAlert';
     });
     const timerFired = events!.findIndex((e) => e.timerFiredEventAttributes);
     expect(sent).toBeGreaterThan(-1);

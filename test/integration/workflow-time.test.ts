@@ -22,6 +22,8 @@ import {
   type AttemptReport,
   type ChannelResult,
   type DeliveryTarget,
+  type FirstAttempts,
+  type ThreatFirstAttempts,
 } from '../../workflows/shared';
 import { tripwirePayload } from '../support/alerts';
 import { workflowBundle } from '../support/test-worker';
@@ -66,30 +68,42 @@ function standIns({ verdict = 'delivered' }: { verdict?: AttemptReport['verdict'
   };
   const payload = (threatEventId: string | null): AlertPayloadJson =>
     tripwirePayload(threatEventId ?? 'thr_none');
+  const report = (attempt: number): AttemptReport => {
+    asked.attempts.push(attempt);
+    return {
+      attempt,
+      at: new Date().toISOString(),
+      durationMs: 1,
+      verdict,
+      status: verdict === 'delivered' ? 204 : 503,
+      error: verdict === 'delivered' ? null : 'HTTP 503',
+      answer: null,
+    };
+  };
+  // The first step sends to every target and records what it can, as the real one does.
+  const firstAttempts = (): FirstAttempts => {
+    const first = report(1);
+    if (first.verdict === 'retry') asked.recordedAttempts.push(1);
+    return {
+      targets: TARGETS,
+      reports: { [TARGETS[0]!.channelId]: first },
+      recorded: first.verdict === 'retry' ? 'attempts' : 'outcomes',
+    };
+  };
   // Synchronous stand-ins: the worker awaits whatever an activity returns.
   const activities: Partial<Record<keyof Activities, (input: never) => unknown>> = {
-    prepareThreatDelivery: ({ threatEventId }: { threatEventId: string }) => ({
+    sendThreatAlert: ({ threatEventId }: { threatEventId: string }): ThreatFirstAttempts => ({
+      ...firstAttempts(),
       payload: payload(threatEventId),
-      targets: TARGETS,
+      sealed: true,
     }),
-    sealThreatAlert: () => undefined,
+    sendFirstAttempts: firstAttempts,
     prepareStormFollowUp: (input: { threatEventId: string; hits: number; newHits: number }) => {
       asked.followUps.push({ hits: input.hits, newHits: input.newHits });
       return payload(input.threatEventId);
     },
     listDeliveryTargets: () => TARGETS,
-    sendAlertAttempt: ({ attempt }: { attempt: number }): AttemptReport => {
-      asked.attempts.push(attempt);
-      return {
-        attempt,
-        at: new Date().toISOString(),
-        durationMs: 1,
-        verdict,
-        status: verdict === 'delivered' ? 204 : 503,
-        error: verdict === 'delivered' ? null : 'HTTP 503',
-        answer: null,
-      };
-    },
+    sendAlertAttempt: ({ attempt }: { attempt: number }): AttemptReport => report(attempt),
     recordDeliveryAttempt: ({ report }: { report: AttemptReport }) => {
       asked.recordedAttempts.push(report.attempt);
     },
