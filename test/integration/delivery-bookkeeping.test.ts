@@ -1,6 +1,6 @@
 import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import request from 'supertest';
-import type { Activities } from '../../activities';
+import type { Collection, Db } from 'mongodb';
 import { signalThreatAlert } from '../../src/alerts/alert-workflows';
 import { deliveryListView } from '../../src/alerts/channels.routes';
 import { THREAT_EVENT_REMOVED } from '../../workflows/shared';
@@ -10,32 +10,61 @@ import { createTestApp, testConfig, type TestApp } from '../support/test-app';
 import { startTestWorker } from '../support/test-worker';
 
 // Issue 15, point 3: a delivery the receiver accepted is never recorded as failed. The worker runs
-// the real activities, but the bookkeeping writes fail at first, as when the database is briefly
-// unreachable right after the receiver answered.
+// the real activities, but its writes of delivery outcomes fail at first, as when the database is
+// briefly unreachable right after the receiver answered.
 let t: TestApp;
 let receiver: Receiver;
 let worker: { stop(): Promise<void> };
 /**
- * How many more writes of the accepted attempt fail before the database "comes back". A delivery's
- * last attempt is recorded with its outcome, by `recordAlertOutcomes`.
+ * How many more outcome writes of the accepted attempt fail before the database "comes back". The
+ * first is the first step's own record, the next the record the workflow retries until it lands.
  */
 let failingWrites = 0;
 const failedWrites: string[] = [];
 
+/** The worker's database, whose delivery records' writes fail while `failingWrites` is above 0. */
+function failingDeliveries(db: Db): Db {
+  const failing = (collection: Collection): Collection =>
+    new Proxy(collection, {
+      get(target, key) {
+        if (key === 'bulkWrite') {
+          return async (...args: Parameters<Collection['bulkWrite']>) => {
+            if (failingWrites > 0) {
+              failingWrites--;
+              failedWrites.push(
+                ...args[0].flatMap((op) =>
+                  'updateOne' in op ? [op.updateOne.filter._id as unknown as string] : [],
+                ),
+              );
+              throw new Error('connection to the database lost (injected)');
+            }
+            return target.bulkWrite(...args);
+          };
+        }
+        return bound(target, key);
+      },
+    });
+  return new Proxy(db, {
+    get(target, key) {
+      if (key === 'collection') {
+        return (name: string) =>
+          name === 'alert_deliveries' ? failing(target.collection(name)) : target.collection(name);
+      }
+      return bound(target, key);
+    },
+  });
+}
+
+/** A property of `target`, its methods bound to it (so the driver's own fields stay reachable). */
+function bound(target: object, key: string | symbol): unknown {
+  const value: unknown = Reflect.get(target, key, target);
+  return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+}
+
 beforeAll(async () => {
   t = await createTestApp({ config: testConfig({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' }) });
   receiver = await Receiver.start();
-  worker = await startTestWorker(t.mongo.db, t.config.TEMPORAL_TASK_QUEUE, {}, (real) => ({
-    ...real,
-    async recordAlertOutcomes(input: Parameters<Activities['recordAlertOutcomes']>[0]) {
-      if (failingWrites > 0) {
-        failingWrites--;
-        failedWrites.push(...input.results.map((r) => r.deliveryId));
-        throw new Error('connection to the database lost (injected)');
-      }
-      return real.recordAlertOutcomes(input);
-    },
-  }));
+  worker = await startTestWorker(failingDeliveries(t.mongo.db), t.config.TEMPORAL_TASK_QUEUE);
 });
 afterAll(async () => {
   await worker.stop();
