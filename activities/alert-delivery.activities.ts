@@ -3,6 +3,7 @@ import type { AlertOutcomes, AlertContext } from '../src/alerts/alert-outcomes';
 import type { ChannelSender } from '../src/alerts/channel-sender';
 import type { DeliveryContext } from '../src/alerts/deliveries.repository';
 import type { DeliveryTargets, ReadTargets } from '../src/alerts/delivery-targets';
+import type { EvidenceInput } from '../src/evidence/evidence.store';
 import type { Attempt } from '../src/alerts/http-delivery';
 import type { OutgoingAlert } from '../src/alerts/providers/provider';
 import type { RoutedAlert } from '../src/alerts/routing';
@@ -99,7 +100,18 @@ export function firstAttempts({
   return async (
     alert: AlertContext,
     read: ReadTargets,
-    { routed, suffix, requestId }: { routed: RoutedAlert; suffix?: string; requestId?: string },
+    {
+      routed,
+      suffix,
+      requestId,
+      sealWith,
+    }: {
+      routed: RoutedAlert;
+      suffix?: string;
+      requestId?: string;
+      /** Sealed in the same append as the outcomes, when they are recorded here. */
+      sealWith?: EvidenceInput[];
+    },
   ): Promise<FirstAttempts> => {
     const payload = parsePayload(alert.payload);
     const targets = read.route(routed);
@@ -137,7 +149,7 @@ export function firstAttempts({
       ]),
     );
     if (!retried.length) {
-      const recorded = await landed(() => outcomes.record(alert, results, byDelivery));
+      const recorded = await landed(() => outcomes.record(alert, results, byDelivery, sealWith));
       return { targets, reports, recorded: recorded ? 'outcomes' : 'none' };
     }
     const recorded = await landed(async () => {

@@ -10,7 +10,7 @@ import type { IpEnricher } from '../src/alerts/enrichment';
 import type { AlertPayload } from '../src/alerts/payload';
 import type { Canary, CanariesRepository } from '../src/canaries/canaries.repository';
 import type { ThreatsRepository } from '../src/canaries/threats.repository';
-import type { EvidenceStore } from '../src/evidence/evidence.store';
+import type { EvidenceInput, EvidenceStore } from '../src/evidence/evidence.store';
 import {
   INVALID_INPUT,
   THREAT_EVENT_REMOVED,
@@ -22,6 +22,18 @@ import type { firstAttempts } from './alert-delivery.activities';
 import { parseAlertPayload } from './payload-input';
 
 export const THREAT_ALERT_KIND = 'threat.alert';
+
+/** A write's outcome as a flag: a failure is logged and left to the workflow's own step. */
+const succeeded = (what: string) =>
+  [
+    () => true,
+    (err: unknown) => {
+      log.warn(`could not ${what}; the workflow does it again`, {
+        error: err instanceof Error ? err.message : String(err),
+      });
+      return false;
+    },
+  ] as const;
 
 export interface ThreatAlertDeps {
   threats: ThreatsRepository;
@@ -35,6 +47,16 @@ export interface ThreatAlertDeps {
   sendFirst: ReturnType<typeof firstAttempts>;
 }
 
+/** A threat event's sealed alert: once per event (the log id is fixed). */
+function threatAlertEntry(payload: AlertPayload, details: object): EvidenceInput {
+  const threatEventId = payload.data.threatEventId!;
+  return {
+    logId: `evd_alert_${threatEventId}`,
+    kind: THREAT_ALERT_KIND,
+    data: { threat_event_id: threatEventId, ...details, payload },
+  };
+}
+
 /** Keeps a threat event's payload and seals it, once per event (the log id is fixed). */
 export async function sealThreatAlert(
   deps: { evidence: EvidenceStore; threats: ThreatsRepository },
@@ -42,13 +64,8 @@ export async function sealThreatAlert(
   payload: AlertPayload,
   details: object,
 ): Promise<void> {
-  const threatEventId = payload.data.threatEventId!;
-  await deps.evidence.append(accountId, {
-    logId: `evd_alert_${threatEventId}`,
-    kind: THREAT_ALERT_KIND,
-    data: { threat_event_id: threatEventId, ...details, payload },
-  });
-  await deps.threats.recordAlert(threatEventId, payload);
+  await deps.evidence.append(accountId, threatAlertEntry(payload, details));
+  await deps.threats.recordAlert(payload.data.threatEventId!, payload);
 }
 
 export function threatAlertActivities({
@@ -126,9 +143,10 @@ export function threatAlertActivities({
 
   return {
     /**
-     * A threat alert's first step: prepared (see `prepare`), then sealed in the evidence log and
-     * kept on its event (once per event: fixed log id) while the first attempts go out and are
-     * recorded (see `FirstAttempts`). A seal that failed is left to the workflow (`sealed`: false).
+     * A threat alert's first step: prepared (see `prepare`), kept on its event while the first
+     * attempts go out, and sealed in the evidence log (once per event: fixed log id) in the same
+     * append as the outcomes when they are recorded here (see `FirstAttempts`), else on its own. A
+     * seal that failed is left to the workflow (`sealed`: false).
      */
     async sendThreatAlert(input: {
       accountId: string;
@@ -139,18 +157,9 @@ export function threatAlertActivities({
       requestId?: string;
     }): Promise<ThreatFirstAttempts> {
       const { payload, read } = await prepare(input);
-      const [sealed, sent] = await Promise.all([
-        sealThreatAlert({ evidence, threats }, input.accountId, payload, {
-          hits: Math.max(input.hits, 1),
-        }).then(
-          () => true,
-          (err: unknown) => {
-            log.warn('threat alert seal failed; the workflow seals it again', {
-              error: err instanceof Error ? err.message : String(err),
-            });
-            return false;
-          },
-        ),
+      const entry = threatAlertEntry(payload, { hits: Math.max(input.hits, 1) });
+      const [kept, sent] = await Promise.all([
+        threats.recordAlert(input.threatEventId, payload).then(...succeeded('keep the alert')),
         sendFirst(
           {
             accountId: input.accountId,
@@ -161,10 +170,13 @@ export function threatAlertActivities({
             resendOf: null,
           },
           read,
-          { routed: routeOf(payload), requestId: input.requestId },
+          { routed: routeOf(payload), requestId: input.requestId, sealWith: [entry] },
         ),
       ]);
-      return { ...sent, payload, sealed };
+      const sealed =
+        sent.recorded === 'outcomes' ||
+        (await evidence.append(input.accountId, entry).then(...succeeded('seal the alert')));
+      return { ...sent, payload, sealed: kept && sealed };
     },
 
     /**

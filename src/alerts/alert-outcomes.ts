@@ -6,7 +6,7 @@ import {
   type channelDisabledData,
   type deliveryOutcomeData,
 } from '../evidence/trail/audit-trail';
-import type { EvidenceStore } from '../evidence/evidence.store';
+import type { EvidenceInput, EvidenceStore } from '../evidence/evidence.store';
 import { deliveryOutcomes } from '../metrics';
 import type { AlertPayloadJson, AttemptReport, ChannelResult } from '../../workflows/shared';
 import { isBuiltInChannel } from './built-in-channels';
@@ -132,6 +132,8 @@ export class AlertOutcomes {
     results: ChannelResult[],
     /** By delivery id: the last attempt's report, not recorded yet. */
     lastAttempts: Record<string, AttemptReport>,
+    /** Sealed first in the same append (a threat alert's own entry): one synced write for all. */
+    sealWith: EvidenceInput[] = [],
   ): Promise<void> {
     const { accountId, workflowId, event, threatEventId, payload, resendOf, recovery } = alert;
     const now = new Date();
@@ -168,9 +170,9 @@ export class AlertOutcomes {
           })),
         now,
       ),
-      this.evidence.appendMany(
-        accountId,
-        sent.map((result) => ({
+      this.evidence.appendMany(accountId, [
+        ...sealWith,
+        ...sent.map((result) => ({
           logId: outcomeLogId(result.deliveryId, recovery),
           kind: DELIVERY_OUTCOME_KIND,
           data: {
@@ -185,7 +187,7 @@ export class AlertOutcomes {
             error: result.error ?? null,
           } satisfies z.output<typeof deliveryOutcomeData>,
         })),
-      ),
+      ]),
     ]);
     for (const result of results) {
       deliveryOutcomes.inc({ kind: result.kind, outcome: result.outcome });
