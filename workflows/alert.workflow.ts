@@ -101,9 +101,10 @@ async function threatAlert(input: ThreatAlertInput): Promise<ChannelResult[]> {
   };
   // One step prepares, seals and sends; if it fails, the same in separate steps, each retried.
   const sent = await firstStep.sendThreatAlert
-    .executeWithOptions({ summary: 'prepare, seal and send the alert: first attempts' }, [
-      { ...prepare, workflowId: workflowInfo().workflowId, requestId: input.requestId },
-    ])
+    .executeWithOptions(
+      { summary: 'prepare and seal the alert, send its first attempt to every channel' },
+      [{ ...prepare, workflowId: workflowInfo().workflowId, requestId: input.requestId }],
+    )
     .catch(() => undefined);
   const { payload, targets } = sent ?? (await books.prepareThreatDelivery(prepare));
   const firstRound = deliverRound(input, payload, sent ? { first: sent } : { targets });
@@ -238,7 +239,9 @@ async function deliverRound(
       ? undefined
       : await firstStep.sendFirstAttempts
           .executeWithOptions(
-            { summary: `send the first attempts${suffix ? ' of the follow-up' : ''}` },
+            {
+              summary: `send the ${suffix ? 'follow-up' : 'alert'}: first attempt to every channel`,
+            },
             [
               {
                 alert: alertContext(input, payload),
@@ -272,6 +275,11 @@ async function deliverRound(
   if (first?.recorded !== 'outcomes') {
     await recordOutcomes(input, payload, targets, results, lastAttempts);
   }
+  // What each channel's delivery came to, for the Temporal UI (the first step's summary is
+  // written before its targets are known).
+  setCurrentDetails(
+    [describeAlert(input, payload), `outcomes: ${outcomesLine(targets, results)}`].join('\n\n'),
+  );
   return { targets, results };
 }
 
@@ -338,6 +346,10 @@ function alertContext(input: AlertInput, payload: AlertPayloadJson) {
   };
 }
 
+/** `webhook "Ops": 200, email "account email": skipped`: each target's result, in order. */
+const outcomesLine = (targets: DeliveryTarget[], results: ChannelResult[]) =>
+  results.map((r, i) => `${channelLabel(targets[i]!)}: ${r.status ?? r.outcome}`).join(', ');
+
 /** The outcomes of one round in one record (see `AlertOutcomes.record`). */
 async function recordOutcomes(
   input: AlertInput,
@@ -347,9 +359,7 @@ async function recordOutcomes(
   lastAttempts: Record<string, AttemptReport>,
   recovery = 0,
 ): Promise<void> {
-  const summary = results
-    .map((r, i) => `${channelLabel(targets[i]!)}: ${r.status ?? r.outcome}`)
-    .join(', ');
+  const summary = outcomesLine(targets, results);
   await books.recordAlertOutcomes.executeWithOptions(
     { summary: `record ${recovery ? `recovery ${recovery} ` : ''}outcomes: ${summary}` },
     [{ ...alertContext(input, payload), ...(recovery && { recovery }), results, lastAttempts }],
