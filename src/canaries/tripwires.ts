@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { Clock } from '../clock';
 import { DomainError } from '../errors';
 import type { EvidenceStore } from '../evidence/evidence.store';
@@ -10,12 +11,14 @@ import type { CanariesRepository, Canary } from './canaries.repository';
 import { tokenDigest } from './decoys';
 import { hitPlatform } from './kinds';
 import { HitJournal, type Held, type JournalSettings } from './hit-journal';
-import type { HitSource, HitVia, ThreatHit, ThreatsRepository } from './threats.repository';
+import type { HitSource, HitVia, Storm, ThreatHit, ThreatsRepository } from './threats.repository';
 
 export const THREAT_HIT_KIND = 'threat.hit';
 const REPLAY_SLICE = 500;
 const JOURNAL_RETRY_AFTER_SECONDS = 5;
 const RECORDER = 'hits';
+/** Storms this process keeps in memory (of those whose window is open), newest used first. */
+const KNOWN_STORMS = 10_000;
 
 /**
  * A presented hit as the journal keeps it: the digests of the strings (never the strings), and the
@@ -37,6 +40,8 @@ interface HitReport {
   at: Date;
   source: HitSource;
   requestId: string | null;
+  /** Handed over as it was answered: its id is new, so it cannot be in the hit log yet. */
+  fresh: boolean;
 }
 
 /**
@@ -101,8 +106,16 @@ export class Tripwires {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly journal: HitJournal<JournalEntry>;
   private readonly signals: ThreatAlertSignals;
+  /**
+   * Storms whose event this process has written or found written, by storm key: a storm's later
+   * batches join its event with no read and no write but their hits'. A storm's window never
+   * moves once claimed (another one under its key is claimed only once it has closed), so a kept
+   * storm is right for every hit inside its window.
+   */
+  private readonly known: LRUCache<string, Storm>;
 
   constructor(private readonly deps: TripwireDeps) {
+    this.known = new LRUCache({ max: KNOWN_STORMS, ttl: deps.settings.stormWindowMs });
     // One key: every hit waiting when a batch ends goes in the next, whatever its canary.
     this.batches = new KeyedBatches((_key, hits) => this.record(hits));
     this.signals = new ThreatAlertSignals(deps);
@@ -191,7 +204,7 @@ export class Tripwires {
    */
   private report(canaryId: string, entry: JournalEntry, appending: Promise<Held>): void {
     const task = new Promise((next) => setImmediate(next))
-      .then(() => this.submit(canaryId, entry))
+      .then(() => this.submit(canaryId, entry, true))
       .then(
         () => true,
         (err: unknown) => {
@@ -213,7 +226,11 @@ export class Tripwires {
     void task.finally(() => this.inFlight.delete(task));
   }
 
-  private submit(canaryId: string, { id, at, source, requestId }: JournalEntry): Promise<void> {
+  private submit(
+    canaryId: string,
+    { id, at, source, requestId }: JournalEntry,
+    fresh: boolean,
+  ): Promise<void> {
     const from = source.mailServer?.ip ?? source.resolver?.ip ?? source.ip;
     const stormKey = `${canaryId}|${from}`;
     return this.batches.submit(RECORDER, {
@@ -223,6 +240,7 @@ export class Tripwires {
       at: new Date(at),
       source,
       requestId,
+      fresh,
     });
   }
 
@@ -235,7 +253,7 @@ export class Tripwires {
       await Promise.all(
         entries.slice(i, i + REPLAY_SLICE).map(async (entry) => {
           const canaryId = await this.deps.canaries.canaryIdForDigests(entry.digests);
-          if (canaryId) await this.submit(canaryId, entry);
+          if (canaryId) await this.submit(canaryId, entry, false);
         }),
       );
     }
@@ -255,10 +273,11 @@ export class Tripwires {
 
   /**
    * One batch: every hit submitted while the previous batch was being recorded, of any canary and
-   * source, in a few writes for all of them. Canaries, recorded hit ids and storms are read once;
-   * a retired canary records nothing, and hits already in the hit log (replayed from the journal)
-   * are skipped. Each storm (canary and source) is judged by its first new hit's own time, so a
-   * replay joins the event its hits would have joined.
+   * source, in a few writes for all of them. Canaries are read once (and kept: `hitTargets`), hit
+   * ids only for replayed hits (a fresh one cannot be in the log), and storms only those this
+   * process does not know open; a retired canary records nothing, and hits already in the hit log
+   * (replayed from the journal) are skipped. Each storm (canary and source) is judged by its first
+   * new hit's own time, so a replay joins the event its hits would have joined.
    *
    * One hit, one event, one alert, whatever fails: a storm is claimed first (its event id derived
    * from the storm key and its first hit's time; the storm's unique key lets one replica open it
@@ -270,11 +289,11 @@ export class Tripwires {
     const { threats, canaries } = this.deps;
     const done = batch.map(() => undefined);
     const byStorm = groupBy(batch, (hit) => hit.stormKey);
-    // Three reads at once rather than one after another: they stand between a hit and its alert.
-    const [found, recorded, storms] = await Promise.all([
-      canaries.findByIds([...new Set(batch.map((hit) => hit.canaryId))]),
-      threats.recordedHitIds(batch.map((hit) => hit.id)),
-      threats.storms([...byStorm.keys()]),
+    const replayed = batch.filter((hit) => !hit.fresh).map((hit) => hit.id);
+    // The reads at once rather than one after another: they stand between a hit and its alert.
+    const [found, recorded] = await Promise.all([
+      canaries.hitTargets([...new Set(batch.map((hit) => hit.canaryId))]),
+      replayed.length ? threats.recordedHitIds(replayed) : new Set<string>(),
     ]);
     const live = new Map(found.filter((c) => !c.retiredAt).map((c) => [c.id, c]));
     const news: NewHits[] = [];
@@ -284,10 +303,27 @@ export class Tripwires {
       if (canary && hits.length) news.push({ stormKey, canary, hits });
     }
     if (!news.length) return done;
+    const known = new Map(news.map((group) => [group.stormKey, this.knownStorm(group)]));
+    const unknown = [...known].filter(([, storm]) => !storm).map(([key]) => key);
+    const storms = unknown.length ? await threats.storms(unknown) : new Map<string, Storm>();
     await this.seal(
-      await Promise.all(news.map((group) => this.openStorm(group, storms.get(group.stormKey)))),
+      await Promise.all(
+        news.map((group) =>
+          this.openStorm(group, known.get(group.stormKey) ?? storms.get(group.stormKey)),
+        ),
+      ),
     );
     return done;
+  }
+
+  /** The storm this process knows these hits join, written with its event, if it knows one. */
+  private knownStorm({ stormKey, hits }: NewHits): (Storm & { written: true }) | undefined {
+    const storm = this.known.get(stormKey);
+    if (!storm) return undefined;
+    const at = hits[0]!.at.getTime();
+    const closes = storm.closesAt.getTime();
+    const inside = closes - this.deps.settings.stormWindowMs <= at && at < closes;
+    return inside ? { ...storm, written: true } : undefined;
   }
 
   /**
@@ -296,29 +332,30 @@ export class Tripwires {
    * replays the batch, which signals it again: a storm's count may then include it twice, never
    * miss it.
    */
-  private async openStorm(
-    group: NewHits,
-    storm?: { threatEventId: string; closesAt: Date },
-  ): Promise<StormHits> {
+  private async openStorm(group: NewHits, storm?: Storm & { written?: true }): Promise<StormHits> {
     const { threats, settings } = this.deps;
     const { stormKey, canary, hits } = group;
     const first = hits[0]!;
-    const threatEventId =
+    const open =
       storm && storm.closesAt > first.at
-        ? storm.threatEventId
+        ? storm
         : await threats.claimStorm(stormKey, first.at, settings.stormWindowMs);
-    const opened = await threats.openEvent({
-      id: threatEventId,
-      accountId: canary.accountId,
-      canaryId: canary.id,
-      canaryKind: canary.kind,
-      platform: canary.platform ?? hitPlatform(canary.kind, first.source),
-      source: first.source,
-      firstHitAt: first.at,
-      lastHitAt: first.at,
-      hitCount: 0,
-      alert: null,
-    });
+    const { threatEventId } = open;
+    const opened = storm?.written
+      ? false
+      : await threats.openEvent({
+          id: threatEventId,
+          accountId: canary.accountId,
+          canaryId: canary.id,
+          canaryKind: canary.kind,
+          platform: canary.platform ?? hitPlatform(canary.kind, first.source),
+          source: first.source,
+          firstHitAt: first.at,
+          lastHitAt: first.at,
+          hitCount: 0,
+          alert: null,
+        });
+    this.known.set(stormKey, { threatEventId, closesAt: open.closesAt });
     this.signals.signal(
       {
         accountId: canary.accountId,
