@@ -148,12 +148,6 @@ export class ThreatsRepository {
     this.stormsOf = durable.collection<StormDoc>(threatStormsIndexes.collection);
   }
 
-  /** The storms under these keys as they stand (open or closed), by key: one read for a batch. */
-  async storms(stormKeys: string[]): Promise<Map<string, Storm>> {
-    const docs = await this.stormsOf.find({ _id: { $in: stormKeys } }).toArray();
-    return new Map(docs.map(({ _id, ...storm }) => [_id, storm]));
-  }
-
   /**
    * Opens a storm at `at` for `windowMs`, unless one is open then: the storm new hits under this
    * key join, either way. Its event id is derived from the key and the instant, so a replay names

@@ -273,75 +273,73 @@ export class Tripwires {
 
   /**
    * One batch: every hit submitted while the previous batch was being recorded, of any canary and
-   * source, in a few writes for all of them. Canaries are read once (and kept: `hitTargets`), hit
-   * ids only for replayed hits (a fresh one cannot be in the log), and storms only those this
-   * process does not know open; a retired canary records nothing, and hits already in the hit log
-   * (replayed from the journal) are skipped. Each storm (canary and source) is judged by its first
-   * new hit's own time, so a replay joins the event its hits would have joined.
+   * source, in a few writes for all of them. Hit ids are read only for replayed hits (a fresh one
+   * cannot be in the log yet), and skipped once in the log; canaries are read once (and kept:
+   * `hitTargets`), and a retired canary records nothing. Each storm (canary and source) is judged
+   * by its first new hit's own time, so a replay joins the event its hits would have joined.
    *
    * One hit, one event, one alert, whatever fails: a storm is claimed first (its event id derived
    * from the storm key and its first hit's time; the storm's unique key lets one replica open it
-   * and the others join), then its event is written if it is not there yet, and only then is the
-   * alert signalled (`alert-<threatEventId>`) and the hits sealed and logged. A replay after a
-   * crash anywhere in between finds the same storm, the same event and the same alert.
+   * and the others join), beside the canary's read, then its event is written if it is not there
+   * yet, and only then is the alert signalled (`alert-<threatEventId>`) and the hits sealed and
+   * logged. A replay after a crash anywhere in between finds the same storm, the same event and
+   * the same alert. A storm this process knows costs none of these: its event is known written.
    */
   private async record(batch: HitReport[]): Promise<void[]> {
-    const { threats, canaries } = this.deps;
+    const { threats, canaries, settings } = this.deps;
     const done = batch.map(() => undefined);
-    const byStorm = groupBy(batch, (hit) => hit.stormKey);
     const replayed = batch.filter((hit) => !hit.fresh).map((hit) => hit.id);
-    // The reads at once rather than one after another: they stand between a hit and its alert.
-    const [found, recorded] = await Promise.all([
-      canaries.hitTargets([...new Set(batch.map((hit) => hit.canaryId))]),
-      replayed.length ? threats.recordedHitIds(replayed) : new Set<string>(),
-    ]);
-    const live = new Map(found.filter((c) => !c.retiredAt).map((c) => [c.id, c]));
-    const news: NewHits[] = [];
-    for (const [stormKey, reports] of byStorm) {
-      const canary = live.get(reports[0]!.canaryId);
-      const hits = reports.filter((hit) => !recorded.has(hit.id));
-      if (canary && hits.length) news.push({ stormKey, canary, hits });
-    }
+    const recorded = replayed.length ? await threats.recordedHitIds(replayed) : new Set();
+    const news = [...groupBy(batch, (hit) => hit.stormKey)]
+      .map(([stormKey, reports]) => ({
+        stormKey,
+        hits: reports.filter((h) => !recorded.has(h.id)),
+      }))
+      .filter(({ hits }) => hits.length);
     if (!news.length) return done;
-    const known = new Map(news.map((group) => [group.stormKey, this.knownStorm(group)]));
-    const unknown = [...known].filter(([, storm]) => !storm).map(([key]) => key);
-    const storms = unknown.length ? await threats.storms(unknown) : new Map<string, Storm>();
-    await this.seal(
-      await Promise.all(
-        news.map((group) =>
-          this.openStorm(group, known.get(group.stormKey) ?? storms.get(group.stormKey)),
+    // The claims and the canaries' read at once: both stand between a storm's first hit and its
+    // alert. A claim made for a canary found retired meanwhile opens a storm no hit joins.
+    const [found, storms] = await Promise.all([
+      canaries.hitTargets([...new Set(news.map(({ hits }) => hits[0]!.canaryId))]),
+      Promise.all(
+        news.map(
+          async ({ stormKey, hits }) =>
+            this.knownStorm(stormKey, hits[0]!.at) ??
+            (await threats.claimStorm(stormKey, hits[0]!.at, settings.stormWindowMs)),
         ),
       ),
-    );
+    ]);
+    const live = new Map(found.filter((c) => !c.retiredAt).map((c) => [c.id, c]));
+    const opening: Promise<StormHits>[] = [];
+    news.forEach(({ stormKey, hits }, i) => {
+      const canary = live.get(hits[0]!.canaryId);
+      if (canary) opening.push(this.openStorm({ stormKey, canary, hits }, storms[i]!));
+    });
+    await this.seal(await Promise.all(opening));
     return done;
   }
 
-  /** The storm this process knows these hits join, written with its event, if it knows one. */
-  private knownStorm({ stormKey, hits }: NewHits): (Storm & { written: true }) | undefined {
+  /** The storm this process knows `at` falls in, its event written, if it knows one. */
+  private knownStorm(stormKey: string, at: Date): (Storm & { written: true }) | undefined {
     const storm = this.known.get(stormKey);
     if (!storm) return undefined;
-    const at = hits[0]!.at.getTime();
     const closes = storm.closesAt.getTime();
-    const inside = closes - this.deps.settings.stormWindowMs <= at && at < closes;
+    const inside = closes - this.deps.settings.stormWindowMs <= at.getTime() && at < storm.closesAt;
     return inside ? { ...storm, written: true } : undefined;
   }
 
   /**
-   * The storm's event (claimed and written if new), and its alert told of these hits as soon as
+   * The storm's event, written unless known written, and its alert told of these hits as soon as
    * the event exists, while the hits are sealed and logged. Should a write fail, the journal
    * replays the batch, which signals it again: a storm's count may then include it twice, never
    * miss it.
    */
-  private async openStorm(group: NewHits, storm?: Storm & { written?: true }): Promise<StormHits> {
+  private async openStorm(group: NewHits, storm: Storm & { written?: true }): Promise<StormHits> {
     const { threats, settings } = this.deps;
     const { stormKey, canary, hits } = group;
     const first = hits[0]!;
-    const open =
-      storm && storm.closesAt > first.at
-        ? storm
-        : await threats.claimStorm(stormKey, first.at, settings.stormWindowMs);
-    const { threatEventId } = open;
-    const opened = storm?.written
+    const { threatEventId } = storm;
+    const opened = storm.written
       ? false
       : await threats.openEvent({
           id: threatEventId,
@@ -355,7 +353,7 @@ export class Tripwires {
           hitCount: 0,
           alert: null,
         });
-    this.known.set(stormKey, { threatEventId, closesAt: open.closesAt });
+    this.known.set(stormKey, { threatEventId, closesAt: storm.closesAt });
     this.signals.signal(
       {
         accountId: canary.accountId,
