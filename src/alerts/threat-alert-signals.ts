@@ -12,6 +12,9 @@ type Signal = Omit<ThreatAlertInput, 'kind' | 'recoveryMs'>;
  */
 export const MAX_SIGNALS_IN_FLIGHT = 8;
 
+/** How long this process remembers an alert it need not tell any more. */
+const FORGET_AFTER_MS = 5 * 60_000;
+
 interface Due {
   input: Signal;
   hits: number;
@@ -21,22 +24,32 @@ interface Due {
   notBefore: number;
 }
 
+/** What this process knows of an alert it told. */
+interface Told {
+  /** When it may be told of more hits (epoch ms). */
+  again: number;
+  /** After this its storm check is over (or the alert has ended): more hits change nothing. */
+  until: number;
+}
+
 /**
  * Starts or signals threat alerts off the recorder's path. One call per event at a time, and at
  * most `MAX_SIGNALS_IN_FLIGHT` in all, alerts not yet told first: hits of an event that arrive
- * while its call is out or waiting are added up into its next call. An alert this process has
- * told is told of more hits at most every half of its quiet period: its storm check only asks
- * whether some hit came in each quiet period, and its follow-up counts the event's recorded hits,
- * so more calls would only cost the worker and Temporal a workflow task each. Each call's
- * deadline runs from when it is sent. A call that fails leaves the event's pending mark: the
- * start reconciler starts the alert once Temporal answers.
+ * while its call is out or waiting are added up into its next call. Each call's deadline runs
+ * from when it is sent. A call that fails leaves the event's pending mark: the start reconciler
+ * starts the alert once Temporal answers.
+ *
+ * Each call costs the worker and Temporal a workflow task, and an alert needs few: its storm check
+ * only asks whether some hit came in each quiet period, and its follow-up counts the event's
+ * recorded hits. So an alert this process told is told of more hits at most every half of its
+ * quiet period, and not at all once its storm check is over (`gather.maxMs` after the first call
+ * returned, which is after the alert started) or the alert has ended.
  */
 export class ThreatAlertSignals {
   private readonly due = new Map<string, Due>();
   /** Events with a call out. */
   private readonly out = new Set<string>();
-  /** Events told by this process, and when they may be told again (epoch ms). */
-  private readonly told = new Map<string, number>();
+  private readonly told = new Map<string, Told>();
   /** Events this process opened whose alert started: their pending marks, cleared in one write. */
   private marks: string[] = [];
   private clearing: Promise<void> | null = null;
@@ -51,12 +64,14 @@ export class ThreatAlertSignals {
 
   signal(input: Signal, hits: number, opened: boolean): void {
     const id = input.threatEventId;
+    const told = this.told.get(id);
+    if (told && told.until <= Date.now()) return;
     const due = this.due.get(id);
     if (due) {
       due.hits += hits;
       due.opened ||= opened;
     } else {
-      this.due.set(id, { input, hits, opened, notBefore: this.told.get(id) ?? 0 });
+      this.due.set(id, { input, hits, opened, notBefore: told?.again ?? 0 });
     }
     this.pump();
   }
@@ -110,25 +125,34 @@ export class ThreatAlertSignals {
     const { temporal, log } = this.deps;
     const id = input.threatEventId;
     const sentAt = Date.now();
+    let running: boolean;
     try {
-      await temporal.client.withDeadline(sentAt + START_DEADLINE_MS, () =>
+      running = await temporal.client.withDeadline(sentAt + START_DEADLINE_MS, () =>
         signalThreatAlert(temporal, input, hits),
       );
     } catch (err) {
       log.warn({ err, threatEventId: id }, 'threat alert not started yet');
       return;
     }
-    this.forgetOld(sentAt);
+    const now = Date.now();
+    this.forgetOld(now);
+    const told = this.told.get(id);
     const again = sentAt + input.gather.quietMs / 2;
-    this.told.set(id, again);
+    const until = running ? (told?.until ?? now + input.gather.maxMs) : now;
+    this.told.set(id, { again, until });
     const later = this.due.get(id);
     if (later) later.notBefore = Math.max(later.notBefore, again);
     if (opened) this.clearMark(id);
   }
 
-  /** Alerts told longer ago than their spacing need no entry: their next call goes at once. */
+  /**
+   * Alerts over for a while need no entry: hits that still come for one (its storm window outlasts
+   * its storm check) cost one more call, answered that it has ended.
+   */
   private forgetOld(now: number): void {
-    for (const [id, again] of this.told) if (again <= now) this.told.delete(id);
+    for (const [id, { again, until }] of this.told) {
+      if (until + FORGET_AFTER_MS <= now && again <= now) this.told.delete(id);
+    }
   }
 
   private clearMark(threatEventId: string): void {
