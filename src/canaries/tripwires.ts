@@ -17,6 +17,7 @@ export const THREAT_HIT_KIND = 'threat.hit';
 const REPLAY_SLICE = 500;
 const JOURNAL_RETRY_AFTER_SECONDS = 5;
 const RECORDER = 'hits';
+const SEALER = 'seal';
 /** Storms this process keeps in memory (of those whose window is open), newest used first. */
 const KNOWN_STORMS = 10_000;
 
@@ -81,6 +82,11 @@ interface StormHits extends NewHits {
   threatEventId: string;
 }
 
+/** A hit whose storm is open and alert told: settled once the hit is sealed and logged. */
+interface Opened {
+  sealed: Promise<void>;
+}
+
 interface TripwireDeps {
   canaries: CanariesRepository;
   threats: ThreatsRepository;
@@ -95,14 +101,16 @@ interface TripwireDeps {
 /**
  * Where canaries fire. Every listener hands what it saw to `recordHit` and answers after it
  * returns; by then the hit is in the local journal (fsync'd), so neither a crash nor a database
- * outage loses it. It is then recorded off the answer's path: the hits that arrive while a batch
- * is being recorded, of every canary and source, are group-committed in the next (one read each of
- * canaries, hit ids and storms; evidence, hit log, event and canary counts in one write each), and
- * each storm's alert is signalled from a queue, once per storm and round; what could not be
- * recorded is replayed from the journal, by hit id, until it is.
+ * outage loses it. It is then recorded off the answer's path, in two group commits of every
+ * canary and source: the hits that arrive while a batch's storms are being opened go in the next
+ * (a new storm's claim and event; nothing for a storm this process knows), and each storm's alert
+ * is told from a queue; the opened hits that arrive while a seal is being written go in the next
+ * (evidence, hit log, event and canary counts, one write each). What could not be recorded is
+ * replayed from the journal, by hit id, until it is.
  */
 export class Tripwires {
-  private readonly batches: KeyedBatches<HitReport, void>;
+  private readonly batches: KeyedBatches<HitReport, Opened>;
+  private readonly sealings: KeyedBatches<StormHits, void>;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly journal: HitJournal<JournalEntry>;
   private readonly signals: ThreatAlertSignals;
@@ -118,6 +126,12 @@ export class Tripwires {
     this.known = new LRUCache({ max: KNOWN_STORMS, ttl: deps.settings.stormWindowMs });
     // One key: every hit waiting when a batch ends goes in the next, whatever its canary.
     this.batches = new KeyedBatches((_key, hits) => this.record(hits));
+    // Sealing is a group commit of its own: a storm's first hit is not held behind the writes of
+    // the batch before it.
+    this.sealings = new KeyedBatches(async (_key, groups) => {
+      await this.seal(groups);
+      return groups.map(() => undefined);
+    });
     this.signals = new ThreatAlertSignals(deps);
     this.journal = new HitJournal(deps.journal, (entries) => this.replay(entries), deps.log);
   }
@@ -226,14 +240,14 @@ export class Tripwires {
     void task.finally(() => this.inFlight.delete(task));
   }
 
-  private submit(
+  private async submit(
     canaryId: string,
     { id, at, source, requestId }: JournalEntry,
     fresh: boolean,
   ): Promise<void> {
     const from = source.mailServer?.ip ?? source.resolver?.ip ?? source.ip;
     const stormKey = `${canaryId}|${from}`;
-    return this.batches.submit(RECORDER, {
+    const { sealed } = await this.batches.submit(RECORDER, {
       id,
       canaryId,
       stormKey,
@@ -242,6 +256,7 @@ export class Tripwires {
       requestId,
       fresh,
     });
+    await sealed;
   }
 
   /**
@@ -272,8 +287,9 @@ export class Tripwires {
   }
 
   /**
-   * One batch: every hit submitted while the previous batch was being recorded, of any canary and
-   * source, in a few writes for all of them. Hit ids are read only for replayed hits (a fresh one
+   * One batch: every hit submitted while the previous batch's storms were being opened, of any
+   * canary and source, in a few writes for all of them; its hits are then handed to the seal's
+   * own group commit, and each settles once sealed. Hit ids are read only for replayed hits (a fresh one
    * cannot be in the log yet), and skipped once in the log; canaries are read once (and kept:
    * `hitTargets`), and a retired canary records nothing. Each storm (canary and source) is judged
    * by its first new hit's own time, so a replay joins the event its hits would have joined.
@@ -285,9 +301,9 @@ export class Tripwires {
    * logged. A replay after a crash anywhere in between finds the same storm, the same event and
    * the same alert. A storm this process knows costs none of these: its event is known written.
    */
-  private async record(batch: HitReport[]): Promise<void[]> {
+  private async record(batch: HitReport[]): Promise<Opened[]> {
     const { threats, canaries, settings } = this.deps;
-    const done = batch.map(() => undefined);
+    const done = batch.map(() => ({ sealed: Promise.resolve() }));
     const replayed = batch.filter((hit) => !hit.fresh).map((hit) => hit.id);
     const recorded = replayed.length ? await threats.recordedHitIds(replayed) : new Set();
     const news = [...groupBy(batch, (hit) => hit.stormKey)]
@@ -315,8 +331,14 @@ export class Tripwires {
       const canary = live.get(hits[0]!.canaryId);
       if (canary) opening.push(this.openStorm({ stormKey, canary, hits }, storms[i]!));
     });
-    await this.seal(await Promise.all(opening));
-    return done;
+    const sealing = new Map<string, Promise<void>>();
+    for (const group of await Promise.all(opening)) {
+      const sealed = this.sealings.submit(SEALER, group);
+      // Awaited by the hits' own recording, which the journal settles by.
+      sealed.catch(() => undefined);
+      sealing.set(group.stormKey, sealed);
+    }
+    return batch.map((hit) => ({ sealed: sealing.get(hit.stormKey) ?? Promise.resolve() }));
   }
 
   /** The storm this process knows `at` falls in, its event written, if it knows one. */
