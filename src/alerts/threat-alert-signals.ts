@@ -10,7 +10,7 @@ type Signal = Omit<ThreatAlertInput, 'kind' | 'recoveryMs'>;
  * Calls out to Temporal at once: a flood's storms wait their turn here, where the deadline has
  * not started, rather than on the connection, where it has.
  */
-export const MAX_SIGNALS_IN_FLIGHT = 8;
+export const MAX_SIGNALS_IN_FLIGHT = 32;
 
 /** How long this process remembers an alert it need not tell any more. */
 const FORGET_AFTER_MS = 5 * 60_000;

@@ -72,15 +72,15 @@ describe('threat alert signals', () => {
   beforeEach(() => jest.useFakeTimers());
   afterEach(() => jest.useRealTimers());
 
-  it('when 20 storms open at once, then at most 8 calls are out at a time and every alert is started once, its pending mark cleared', async () => {
+  it('when 80 storms open at once, then at most MAX_SIGNALS_IN_FLIGHT calls are out at a time and every alert is started once, its pending mark cleared', async () => {
     const q = queue();
-    for (let i = 0; i < 20; i++) q.tell(`thr_${i}`, 1, true);
+    for (let i = 0; i < 80; i++) q.tell(`thr_${i}`, 1, true);
     await jest.advanceTimersByTimeAsync(0);
     expect(q.calls).toHaveLength(MAX_SIGNALS_IN_FLIGHT);
     await q.answerAll();
     expect(q.mostOut()).toBe(MAX_SIGNALS_IN_FLIGHT);
     expect(q.calls.map((c) => c.event).sort()).toEqual(
-      Array.from({ length: 20 }, (_, i) => `thr_${i}`).sort(),
+      Array.from({ length: 80 }, (_, i) => `thr_${i}`).sort(),
     );
     await q.signals.idle();
     expect(q.started.flat().sort()).toEqual(q.calls.map((c) => c.event).sort());
