@@ -103,7 +103,11 @@ async function main(): Promise<void> {
         },
         async (i) => {
           const at = new Date();
-          const id = await threats.claimStorm(`cnr_${run}_${i}|203.0.113.9`, at, 60_000);
+          const { threatEventId: id } = await threats.claimStorm(
+            `cnr_${run}_${i}|203.0.113.9`,
+            at,
+            60_000,
+          );
           await threats.openEvent(eventOf(id, at));
         },
       ),

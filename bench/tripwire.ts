@@ -134,8 +134,16 @@ async function main(): Promise<void> {
       verified((h) =>
         String(h.headers['x-service-delivery']).startsWith(`alert-${threatEventId}:`),
       );
-    const readyAlert = async (i: number) => {
+    /**
+     * Each measured alert's wall-clock times (Temporal's start time is the same host's clock):
+     * where the time between a request and its webhook goes, split at the workflow's start.
+     */
+    type Timed = { workflowId: () => Promise<string>; sentAt: number; arrivedAt: number };
+    const readyTimes: Timed[] = [];
+    const tripwireTimes: Timed[] = [];
+    const readyAlert = async (i: number, times?: Timed[]) => {
       const threatEventId = `thr_ready_${i}_${Date.now()}`;
+      const sentAt = Date.now();
       const started = performance.now();
       await startAlert(temporal, {
         accountId: userId as string,
@@ -143,7 +151,17 @@ async function main(): Promise<void> {
         threatEventId,
       });
       await delivered(threatEventId);
-      return performance.now() - started;
+      const ms = performance.now() - started;
+      const workflowId = () => Promise.resolve(`alert-${threatEventId}`);
+      times?.push({ workflowId, sentAt, arrivedAt: Date.now() });
+      return ms;
+    };
+    /** The alert workflow of a canary's (only) threat event. */
+    const alertOf = async (canaryId: string) => {
+      const event = await db.db
+        .collection<{ _id: string }>('threat_events')
+        .findOne({ canaryId }, { projection: { _id: 1 } });
+      return `alert-${event!._id}`;
     };
     // Warm-up: the worker's first workflows and connections are not what is measured.
     await pool(10, 5, (i) => readyAlert(-1 - i));
@@ -159,19 +177,27 @@ async function main(): Promise<void> {
       {
         'ready alert, start → webhook (baseline)': async () => {
           const from = ALERTS * readyRun++;
-          return { ops: ALERTS, ...(await pool(ALERTS, CONCURRENCY, (i) => readyAlert(from + i))) };
+          const timed = await pool(ALERTS, CONCURRENCY, (i) => readyAlert(from + i, readyTimes));
+          return { ops: ALERTS, ...timed };
         },
         'tripwire request → webhook': async () => {
           const round = fresh.slice(fired, fired + ALERTS);
           fired += ALERTS;
           const timed = await pool(ALERTS, CONCURRENCY, async (i) => {
             const canary = round[i]!;
+            const sentAt = Date.now();
             const started = performance.now();
             await fetch(`${base}${canary.path}`, {
               headers: { 'x-forwarded-for': `198.51.100.${(fired + i) % 250}` },
             });
             await alerted(canary.id);
-            return performance.now() - started;
+            const ms = performance.now() - started;
+            tripwireTimes.push({
+              workflowId: () => alertOf(canary.id),
+              sentAt,
+              arrivedAt: Date.now(),
+            });
+            return ms;
           });
           await settled(round);
           return { ops: ALERTS, ...timed };
@@ -242,9 +268,33 @@ async function main(): Promise<void> {
     }
     startDelays.sort((a, b) => a - b);
 
+    /** p50 of request → workflow start and of workflow start → webhook. */
+    const split = async (times: Timed[]) => {
+      const before: number[] = [];
+      const after: number[] = [];
+      for (const t of times) {
+        const { startTime } = await temporal.client.workflow
+          .getHandle(await t.workflowId())
+          .describe();
+        before.push(startTime.getTime() - t.sentAt);
+        after.push(t.arrivedAt - startTime.getTime());
+      }
+      const p50 = (ms: number[]) =>
+        pct(
+          ms.sort((a, b) => a - b),
+          50,
+        ).toFixed(0);
+      return `${p50(before)} ms, then ${p50(after)} ms to the webhook`;
+    };
+    const readySplit = await split(readyTimes);
+    const tripwireSplit = await split(tripwireTimes);
+
     printComparison(
       `Tripwire → verified webhook (ALERT_GATHER_MS=${values['gather-ms']}), ${ALERTS} alerts a round, ${CONCURRENCY} at a time`,
       alerts,
+    );
+    console.log(
+      `> to the alert workflow's start, p50: ready alert (the start call) ${readySplit}; tripwire (the request) ${tripwireSplit}`,
     );
     printComparison(`${HITS} requests a round, ${CONCURRENCY} at a time`, flood);
     const expected = HITS * floods;

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { Binary, type Collection, type Db } from 'mongodb';
 import type { CollectionIndexes } from '../db/mongo';
 import { newId } from '../ids';
@@ -48,6 +49,9 @@ export const canariesIndexes: CollectionIndexes = {
 };
 export const canaryTokensIndexes: CollectionIndexes = { collection: 'canary_tokens', indexes: [] };
 
+/** How long the hit recorder keeps a canary it read (`hitTargets`). */
+export const HIT_TARGET_CACHE_MS = 30_000;
+
 const toCanary = ({ _id, artifact, ...rest }: CanaryDoc): Canary => ({
   id: _id,
   ...rest,
@@ -61,6 +65,10 @@ const toCanary = ({ _id, artifact, ...rest }: CanaryDoc): Canary => ({
 export class CanariesRepository {
   private readonly canaries: Collection<CanaryDoc>;
   private readonly tokens: Collection<TokenDoc>;
+  private readonly hitTargetCache = new LRUCache<string, Canary>({
+    max: 10_000,
+    ttl: HIT_TARGET_CACHE_MS,
+  });
 
   constructor(db: Db) {
     this.canaries = db.collection<CanaryDoc>(canariesIndexes.collection);
@@ -134,15 +142,26 @@ export class CanariesRepository {
   }
 
   /**
+   * The canaries that hits found by their tokens belong to (those that exist), for the hit
+   * recorder: what it needs of them (account, kind, platform, retired or not) never changes but
+   * the retirement, so one read serves a storm's batches for `HIT_TARGET_CACHE_MS`. This
+   * repository's `retire` forgets its canary at once; another replica's retirement is seen within
+   * that time, and only by hits whose token was found before it (tokens go first), that is hits
+   * presented while the canary was live. The hit tallies in a kept copy are not kept current.
+   */
+  async hitTargets(canaryIds: string[]): Promise<Canary[]> {
+    const missing = canaryIds.filter((id) => !this.hitTargetCache.has(id));
+    if (missing.length) {
+      const docs = await this.canaries.find({ _id: { $in: missing } }, WITHOUT_BODY).toArray();
+      for (const doc of docs) this.hitTargetCache.set(doc._id, toCanary(doc));
+    }
+    return canaryIds.flatMap((id) => this.hitTargetCache.get(id) ?? []);
+  }
+
+  /**
    * Unscoped: for work on no caller's behalf, which learns the account from the canary itself
    * (a tripwire hit found by its token, the alert activities of the event it fired). Routes use `find`.
    */
-  /** These canaries (those that exist), in one read. */
-  async findByIds(canaryIds: string[]): Promise<Canary[]> {
-    const docs = await this.canaries.find({ _id: { $in: canaryIds } }, WITHOUT_BODY).toArray();
-    return docs.map(toCanary);
-  }
-
   async findById(canaryId: string): Promise<Canary | null> {
     const doc = await this.canaries.findOne({ _id: canaryId }, WITHOUT_BODY);
     return doc && toCanary(doc);
@@ -188,6 +207,7 @@ export class CanariesRepository {
     if (!canary || canary.retiredAt) return canary;
     await this.tokens.deleteMany({ _id: { $in: canary.tokenDigests } });
     await this.canaries.updateOne({ _id: canary.id, accountId }, { $set: { retiredAt: now } });
+    this.hitTargetCache.delete(canary.id);
     return { ...canary, retiredAt: now };
   }
 }

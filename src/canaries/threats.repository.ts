@@ -92,8 +92,12 @@ export interface LiveItem {
  * Per canary and source (`_id`, the storm key): which threat event new hits join until the window
  * closes. Its `_id` is the arbiter between replicas: one storm per key is open at a time.
  */
-interface StormDoc {
+interface StormDoc extends Storm {
   _id: string;
+}
+
+/** A storm window: the threat event its hits join, until it closes. */
+export interface Storm {
   threatEventId: string;
   closesAt: Date;
 }
@@ -144,38 +148,29 @@ export class ThreatsRepository {
     this.stormsOf = durable.collection<StormDoc>(threatStormsIndexes.collection);
   }
 
-  /** The threat event whose storm, under this key, is open at `at`, if any. */
-  /** The storms under these keys as they stand (open or closed), by key: one read for a batch. */
-  async storms(stormKeys: string[]): Promise<Map<string, Omit<StormDoc, '_id'>>> {
-    const docs = await this.stormsOf.find({ _id: { $in: stormKeys } }).toArray();
-    return new Map(docs.map(({ _id, ...storm }) => [_id, storm]));
-  }
-
-  async openStorm(stormKey: string, at: Date): Promise<string | null> {
-    const storm = await this.stormsOf.findOne({ _id: stormKey });
-    return storm && storm.closesAt > at ? storm.threatEventId : null;
-  }
-
   /**
-   * Opens a storm at `at` for `windowMs`, unless one is open then: the threat event new hits
-   * under this key join, either way. Its id is derived from the key and the instant, so a replay
-   * names the same event; of two replicas opening the key's storm at once, the unique `_id` lets
-   * one in and the other joins its event.
+   * Opens a storm at `at` for `windowMs`, unless one is open then: the storm new hits under this
+   * key join, either way. Its event id is derived from the key and the instant, so a replay names
+   * the same event; of two replicas opening the key's storm at once, the unique `_id` lets one in
+   * and the other joins its event.
    */
-  async claimStorm(stormKey: string, at: Date, windowMs: number): Promise<string> {
-    const threatEventId = stormEventId(stormKey, at);
+  async claimStorm(stormKey: string, at: Date, windowMs: number): Promise<Storm> {
+    const storm = {
+      threatEventId: stormEventId(stormKey, at),
+      closesAt: new Date(at.getTime() + windowMs),
+    };
     try {
       await this.stormsOf.updateOne(
         { _id: stormKey, closesAt: { $lte: at } },
-        { $set: { threatEventId, closesAt: new Date(at.getTime() + windowMs) } },
+        { $set: storm },
         { upsert: true },
       );
-      return threatEventId;
+      return storm;
     } catch (err) {
       if (!isDuplicateKeyError(err)) throw err;
-      const open = await this.openStorm(stormKey, at);
-      if (!open) throw err;
-      return open;
+      const open = await this.stormsOf.findOne({ _id: stormKey });
+      if (!open || open.closesAt <= at) throw err;
+      return { threatEventId: open.threatEventId, closesAt: open.closesAt };
     }
   }
 

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { Clock } from '../clock';
 import { DomainError } from '../errors';
 import type { EvidenceStore } from '../evidence/evidence.store';
@@ -10,12 +11,15 @@ import type { CanariesRepository, Canary } from './canaries.repository';
 import { tokenDigest } from './decoys';
 import { hitPlatform } from './kinds';
 import { HitJournal, type Held, type JournalSettings } from './hit-journal';
-import type { HitSource, HitVia, ThreatHit, ThreatsRepository } from './threats.repository';
+import type { HitSource, HitVia, Storm, ThreatHit, ThreatsRepository } from './threats.repository';
 
 export const THREAT_HIT_KIND = 'threat.hit';
 const REPLAY_SLICE = 500;
 const JOURNAL_RETRY_AFTER_SECONDS = 5;
 const RECORDER = 'hits';
+const SEALER = 'seal';
+/** Storms this process keeps in memory (of those whose window is open), newest used first. */
+const KNOWN_STORMS = 10_000;
 
 /**
  * A presented hit as the journal keeps it: the digests of the strings (never the strings), and the
@@ -37,6 +41,8 @@ interface HitReport {
   at: Date;
   source: HitSource;
   requestId: string | null;
+  /** Handed over as it was answered: its id is new, so it cannot be in the hit log yet. */
+  fresh: boolean;
 }
 
 /**
@@ -76,6 +82,11 @@ interface StormHits extends NewHits {
   threatEventId: string;
 }
 
+/** A hit whose storm is open and alert told: settled once the hit is sealed and logged. */
+interface Opened {
+  sealed: Promise<void>;
+}
+
 interface TripwireDeps {
   canaries: CanariesRepository;
   threats: ThreatsRepository;
@@ -90,21 +101,37 @@ interface TripwireDeps {
 /**
  * Where canaries fire. Every listener hands what it saw to `recordHit` and answers after it
  * returns; by then the hit is in the local journal (fsync'd), so neither a crash nor a database
- * outage loses it. It is then recorded off the answer's path: the hits that arrive while a batch
- * is being recorded, of every canary and source, are group-committed in the next (one read each of
- * canaries, hit ids and storms; evidence, hit log, event and canary counts in one write each), and
- * each storm's alert is signalled from a queue, once per storm and round; what could not be
- * recorded is replayed from the journal, by hit id, until it is.
+ * outage loses it. It is then recorded off the answer's path, in two group commits of every
+ * canary and source: the hits that arrive while a batch's storms are being opened go in the next
+ * (a new storm's claim and event; nothing for a storm this process knows), and each storm's alert
+ * is told from a queue; the opened hits that arrive while a seal is being written go in the next
+ * (evidence, hit log, event and canary counts, one write each). What could not be recorded is
+ * replayed from the journal, by hit id, until it is.
  */
 export class Tripwires {
-  private readonly batches: KeyedBatches<HitReport, void>;
+  private readonly batches: KeyedBatches<HitReport, Opened>;
+  private readonly sealings: KeyedBatches<StormHits, void>;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly journal: HitJournal<JournalEntry>;
   private readonly signals: ThreatAlertSignals;
+  /**
+   * Storms whose event this process has written or found written, by storm key: a storm's later
+   * batches join its event with no read and no write but their hits'. A storm's window never
+   * moves once claimed (another one under its key is claimed only once it has closed), so a kept
+   * storm is right for every hit inside its window.
+   */
+  private readonly known: LRUCache<string, Storm>;
 
   constructor(private readonly deps: TripwireDeps) {
+    this.known = new LRUCache({ max: KNOWN_STORMS, ttl: deps.settings.stormWindowMs });
     // One key: every hit waiting when a batch ends goes in the next, whatever its canary.
     this.batches = new KeyedBatches((_key, hits) => this.record(hits));
+    // Sealing is a group commit of its own: a storm's first hit is not held behind the writes of
+    // the batch before it.
+    this.sealings = new KeyedBatches(async (_key, groups) => {
+      await this.seal(groups);
+      return groups.map(() => undefined);
+    });
     this.signals = new ThreatAlertSignals(deps);
     this.journal = new HitJournal(deps.journal, (entries) => this.replay(entries), deps.log);
   }
@@ -191,7 +218,7 @@ export class Tripwires {
    */
   private report(canaryId: string, entry: JournalEntry, appending: Promise<Held>): void {
     const task = new Promise((next) => setImmediate(next))
-      .then(() => this.submit(canaryId, entry))
+      .then(() => this.submit(canaryId, entry, true))
       .then(
         () => true,
         (err: unknown) => {
@@ -213,17 +240,23 @@ export class Tripwires {
     void task.finally(() => this.inFlight.delete(task));
   }
 
-  private submit(canaryId: string, { id, at, source, requestId }: JournalEntry): Promise<void> {
+  private async submit(
+    canaryId: string,
+    { id, at, source, requestId }: JournalEntry,
+    fresh: boolean,
+  ): Promise<void> {
     const from = source.mailServer?.ip ?? source.resolver?.ip ?? source.ip;
     const stormKey = `${canaryId}|${from}`;
-    return this.batches.submit(RECORDER, {
+    const { sealed } = await this.batches.submit(RECORDER, {
       id,
       canaryId,
       stormKey,
       at: new Date(at),
       source,
       requestId,
+      fresh,
     });
+    await sealed;
   }
 
   /**
@@ -235,7 +268,7 @@ export class Tripwires {
       await Promise.all(
         entries.slice(i, i + REPLAY_SLICE).map(async (entry) => {
           const canaryId = await this.deps.canaries.canaryIdForDigests(entry.digests);
-          if (canaryId) await this.submit(canaryId, entry);
+          if (canaryId) await this.submit(canaryId, entry, false);
         }),
       );
     }
@@ -254,71 +287,95 @@ export class Tripwires {
   }
 
   /**
-   * One batch: every hit submitted while the previous batch was being recorded, of any canary and
-   * source, in a few writes for all of them. Canaries, recorded hit ids and storms are read once;
-   * a retired canary records nothing, and hits already in the hit log (replayed from the journal)
-   * are skipped. Each storm (canary and source) is judged by its first new hit's own time, so a
-   * replay joins the event its hits would have joined.
+   * One batch: every hit submitted while the previous batch's storms were being opened, of any
+   * canary and source, in a few writes for all of them; its hits are then handed to the seal's
+   * own group commit, and each settles once sealed. Hit ids are read only for replayed hits (a fresh one
+   * cannot be in the log yet), and skipped once in the log; canaries are read once (and kept:
+   * `hitTargets`), and a retired canary records nothing. Each storm (canary and source) is judged
+   * by its first new hit's own time, so a replay joins the event its hits would have joined.
    *
    * One hit, one event, one alert, whatever fails: a storm is claimed first (its event id derived
    * from the storm key and its first hit's time; the storm's unique key lets one replica open it
-   * and the others join), then its event is written if it is not there yet, and only then is the
-   * alert signalled (`alert-<threatEventId>`) and the hits sealed and logged. A replay after a
-   * crash anywhere in between finds the same storm, the same event and the same alert.
+   * and the others join), beside the canary's read, then its event is written if it is not there
+   * yet, and only then is the alert signalled (`alert-<threatEventId>`) and the hits sealed and
+   * logged. A replay after a crash anywhere in between finds the same storm, the same event and
+   * the same alert. A storm this process knows costs none of these: its event is known written.
    */
-  private async record(batch: HitReport[]): Promise<void[]> {
-    const { threats, canaries } = this.deps;
-    const done = batch.map(() => undefined);
-    const byStorm = groupBy(batch, (hit) => hit.stormKey);
-    // Three reads at once rather than one after another: they stand between a hit and its alert.
-    const [found, recorded, storms] = await Promise.all([
-      canaries.findByIds([...new Set(batch.map((hit) => hit.canaryId))]),
-      threats.recordedHitIds(batch.map((hit) => hit.id)),
-      threats.storms([...byStorm.keys()]),
+  private async record(batch: HitReport[]): Promise<Opened[]> {
+    const { threats, canaries, settings } = this.deps;
+    const done = batch.map(() => ({ sealed: Promise.resolve() }));
+    const replayed = batch.filter((hit) => !hit.fresh).map((hit) => hit.id);
+    const recorded = replayed.length ? await threats.recordedHitIds(replayed) : new Set();
+    const news = [...groupBy(batch, (hit) => hit.stormKey)]
+      .map(([stormKey, reports]) => ({
+        stormKey,
+        hits: reports.filter((h) => !recorded.has(h.id)),
+      }))
+      .filter(({ hits }) => hits.length);
+    if (!news.length) return done;
+    // The claims and the canaries' read at once: both stand between a storm's first hit and its
+    // alert. A claim made for a canary found retired meanwhile opens a storm no hit joins.
+    const [found, storms] = await Promise.all([
+      canaries.hitTargets([...new Set(news.map(({ hits }) => hits[0]!.canaryId))]),
+      Promise.all(
+        news.map(
+          async ({ stormKey, hits }) =>
+            this.knownStorm(stormKey, hits[0]!.at) ??
+            (await threats.claimStorm(stormKey, hits[0]!.at, settings.stormWindowMs)),
+        ),
+      ),
     ]);
     const live = new Map(found.filter((c) => !c.retiredAt).map((c) => [c.id, c]));
-    const news: NewHits[] = [];
-    for (const [stormKey, reports] of byStorm) {
-      const canary = live.get(reports[0]!.canaryId);
-      const hits = reports.filter((hit) => !recorded.has(hit.id));
-      if (canary && hits.length) news.push({ stormKey, canary, hits });
+    const opening: Promise<StormHits>[] = [];
+    news.forEach(({ stormKey, hits }, i) => {
+      const canary = live.get(hits[0]!.canaryId);
+      if (canary) opening.push(this.openStorm({ stormKey, canary, hits }, storms[i]!));
+    });
+    const sealing = new Map<string, Promise<void>>();
+    for (const group of await Promise.all(opening)) {
+      const sealed = this.sealings.submit(SEALER, group);
+      // Awaited by the hits' own recording, which the journal settles by.
+      sealed.catch(() => undefined);
+      sealing.set(group.stormKey, sealed);
     }
-    if (!news.length) return done;
-    await this.seal(
-      await Promise.all(news.map((group) => this.openStorm(group, storms.get(group.stormKey)))),
-    );
-    return done;
+    return batch.map((hit) => ({ sealed: sealing.get(hit.stormKey) ?? Promise.resolve() }));
+  }
+
+  /** The storm this process knows `at` falls in, its event written, if it knows one. */
+  private knownStorm(stormKey: string, at: Date): (Storm & { written: true }) | undefined {
+    const storm = this.known.get(stormKey);
+    if (!storm) return undefined;
+    const closes = storm.closesAt.getTime();
+    const inside = closes - this.deps.settings.stormWindowMs <= at.getTime() && at < storm.closesAt;
+    return inside ? { ...storm, written: true } : undefined;
   }
 
   /**
-   * The storm's event (claimed and written if new), and its alert told of these hits as soon as
+   * The storm's event, written unless known written, and its alert told of these hits as soon as
    * the event exists, while the hits are sealed and logged. Should a write fail, the journal
    * replays the batch, which signals it again: a storm's count may then include it twice, never
    * miss it.
    */
-  private async openStorm(
-    group: NewHits,
-    storm?: { threatEventId: string; closesAt: Date },
-  ): Promise<StormHits> {
+  private async openStorm(group: NewHits, storm: Storm & { written?: true }): Promise<StormHits> {
     const { threats, settings } = this.deps;
     const { stormKey, canary, hits } = group;
     const first = hits[0]!;
-    const threatEventId =
-      storm && storm.closesAt > first.at
-        ? storm.threatEventId
-        : await threats.claimStorm(stormKey, first.at, settings.stormWindowMs);
-    const opened = await threats.openEvent({
-      id: threatEventId,
-      accountId: canary.accountId,
-      canaryId: canary.id,
-      canaryKind: canary.kind,
-      platform: canary.platform ?? hitPlatform(canary.kind, first.source),
-      source: first.source,
-      firstHitAt: first.at,
-      lastHitAt: first.at,
-      hitCount: 0,
-      alert: null,
-    });
+    const { threatEventId } = storm;
+    const opened = storm.written
+      ? false
+      : await threats.openEvent({
+          id: threatEventId,
+          accountId: canary.accountId,
+          canaryId: canary.id,
+          canaryKind: canary.kind,
+          platform: canary.platform ?? hitPlatform(canary.kind, first.source),
+          source: first.source,
+          firstHitAt: first.at,
+          lastHitAt: first.at,
+          hitCount: 0,
+          alert: null,
+        });
+    this.known.set(stormKey, { threatEventId, closesAt: storm.closesAt });
     this.signals.signal(
       {
         accountId: canary.accountId,

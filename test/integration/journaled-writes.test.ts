@@ -23,7 +23,7 @@ describe('journaled writes', () => {
       const threats = new ThreatsRepository(db);
       const evidence = new EvidenceStore(db, () => new Date());
       const at = new Date();
-      const threatEventId = await threats.claimStorm('cnr_1|203.0.113.9', at, 60_000);
+      const { threatEventId } = await threats.claimStorm('cnr_1|203.0.113.9', at, 60_000);
       const source = {
         ip: '203.0.113.9',
         userAgent: 'curl/8',
