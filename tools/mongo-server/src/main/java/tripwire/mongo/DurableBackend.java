@@ -77,7 +77,9 @@ final class DurableBackend extends H2Backend {
             response.put("tripwireStore", new Document("syncs", commits.syncs())
                 .append("fileBytes", store.getFileStore().size())
                 .append("fileFillPercent", store.getFillRate())
-                .append("chunksFillPercent", store.getFileStore().getChunksFillRate()));
+                .append("chunksFillPercent", store.getFileStore().getChunksFillRate())
+                .append("cacheMB", store.getCacheSize())
+                .append("cacheUsedMB", store.getCacheSizeUsed()));
         }
         return response;
     }
