@@ -143,14 +143,14 @@ export interface LocalMongo extends Service {
 }
 
 /**
- * The embedded server's Java heap, in MB, for a store file of `fileBytes`: 256 MB, plus twice the
- * file, at most a quarter of the machine's memory. The server gives 60 % of its heap to MVStore's
+ * The embedded server's Java heap, in MB, for a store file of `fileBytes`: 256 MB plus 1.5× the
+ * file, at most a quarter of the machine's memory. The server gives 65 % of its heap to MVStore's
  * page cache, and a compacted store's pages take about 1.2× the file's size there (a million
- * 275-byte documents with two indexes: a 560 MB file, 690 MB of cache, so 1.4 GB of heap), so a
+ * 275-byte documents with two indexes: a 570 MB file, 690 MB of cache, 1.1 GB of heap), so a
  * store of any size is read from memory once warm (docs/architecture.md, Database).
  */
 export function embeddedMongoHeapMb(fileBytes: number): number {
-  const wanted = 256 + Math.ceil((2 * fileBytes) / 2 ** 20);
+  const wanted = 256 + Math.ceil((1.5 * fileBytes) / 2 ** 20);
   return Math.min(wanted, Math.max(256, Math.floor(totalmem() / 4 / 2 ** 20)));
 }
 
@@ -175,9 +175,12 @@ export async function startLocalMongo({
     // The serial collector: one database thread does the work, and these machines have few cores.
     // Warnings and errors only: the library logs every connection and collection at INFO.
     const quiet = '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn';
-    // An explicit heap, sized from the store's file when it opens: the page cache is a share of it.
+    // An explicit heap, sized from the store's file when it opens (the page cache is a share of
+    // it), taken whole at start: resident memory is then that heap plus the JVM's own, from the
+    // first minute on, rather than creeping up as the collector grows the heap.
     const storeFile = await stat(join(folder, 'data.mv.db')).catch(() => null);
-    const heap = ['-Xms64m', `-Xmx${embeddedMongoHeapMb(storeFile?.size ?? 0)}m`];
+    const heapMb = embeddedMongoHeapMb(storeFile?.size ?? 0);
+    const heap = [`-Xms${heapMb}m`, `-Xmx${heapMb}m`, '-XX:+AlwaysPreTouch'];
     // The JDK keeps, per thread, a native copy buffer as large as the largest file write it made;
     // compaction writes chunks of megabytes, which left resident memory 100 MB above the heap.
     const buffers = '-Djdk.nio.maxCachedBufferSize=1048576';

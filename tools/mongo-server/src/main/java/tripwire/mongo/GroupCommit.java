@@ -25,7 +25,7 @@ final class GroupCommit {
      * Compaction runs once a second while the live data fills less than this share (%) of the
      * chunks, or the chunks less than this share of the file.
      */
-    static final int COMPACT_BELOW_PERCENT = 60;
+    static final int COMPACT_BELOW_PERCENT = 75;
     /** While writes come, at most this much is rewritten per second. */
     static final int COMPACT_BYTES = 2 << 20;
     /** Without writes, each pass may hold the store this long to rewrite, move and cut the file. */

@@ -23,7 +23,7 @@ public final class Main {
      * miss. Whoever starts the server sizes the heap from the data (tools/stack.ts); the rest of the
      * heap is for commands' own work.
      */
-    static final int CACHE_PERCENT_OF_HEAP = 60;
+    static final int CACHE_PERCENT_OF_HEAP = 65;
     /**
      * A commit writes every page it changed whole, and a read that misses the cache decodes a
      * whole page: 16 documents (about 5 KB) rather than MVStore's default 48.
