@@ -176,14 +176,17 @@ export async function startLocalMongo({
     // Warnings and errors only: the library logs every connection and collection at INFO.
     const quiet = '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn';
     // An explicit heap, sized from the store's file when it opens (the page cache is a share of
-    // it), taken whole at start: resident memory is then that heap plus the JVM's own, from the
-    // first minute on, rather than creeping up as the collector grows the heap.
-    const storeFile = await stat(join(folder, 'data.mv.db')).catch(() => null);
-    const heapMb = embeddedMongoHeapMb(storeFile?.size ?? 0);
+    // it). A small heap is touched whole at start (a few tenths of a second), so resident memory is
+    // that heap plus the JVM's own from the first minute rather than creeping up as garbage reaches
+    // the old generation; a large one is filled by the cache warming within seconds of opening, and
+    // touching it first would add seconds to the start (1.5 s for 1.2 GB here).
     // A small young generation: the serial collector copies what survives it, and pages entering
     // the cache all survive, so the collector's default (a third of the heap) made pauses of over
     // a second while a large store's cache was warming; 48 MB kept them under 0.2 s.
-    const heap = [`-Xms${heapMb}m`, `-Xmx${heapMb}m`, '-Xmn48m', '-XX:+AlwaysPreTouch'];
+    const storeFile = await stat(join(folder, 'data.mv.db')).catch(() => null);
+    const heapMb = embeddedMongoHeapMb(storeFile?.size ?? 0);
+    const heap = [`-Xms${heapMb}m`, `-Xmx${heapMb}m`, '-Xmn48m'];
+    if (heapMb <= 512) heap.push('-XX:+AlwaysPreTouch');
     // The JDK keeps, per thread, a native copy buffer as large as the largest file write it made;
     // compaction writes chunks of megabytes, which left resident memory 100 MB above the heap.
     const buffers = '-Djdk.nio.maxCachedBufferSize=1048576';
