@@ -22,7 +22,6 @@ final class CacheWarmer {
     private static final ExecutorService THREAD = Executors.newSingleThreadExecutor(runnable -> {
         Thread thread = new Thread(runnable, "cache-warmer");
         thread.setDaemon(true);
-        thread.setPriority(Thread.MIN_PRIORITY);
         return thread;
     });
 
