@@ -5,8 +5,9 @@
  * function.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import { createServer, connect } from 'node:net';
+import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Connection } from '@temporalio/client';
@@ -141,8 +142,17 @@ export interface LocalMongo extends Service {
   process: ManagedProcess;
 }
 
-/** The embedded server's maximum Java heap, in MB. */
-export const EMBEDDED_MONGO_HEAP_MB = 256;
+/**
+ * The embedded server's Java heap, in MB, for a store file of `fileBytes`: 256 MB plus twice the
+ * file, at most a quarter of the machine's memory. The server gives 65 % of its heap to MVStore's
+ * page cache, and a compacted store's pages take about 1.2× the file's size there (a million
+ * 275-byte documents with two indexes: a 590 MB file, 690 MB of cache, 1.4 GB of heap), so a
+ * store of any size is read from memory once warm (docs/architecture.md, Database).
+ */
+export function embeddedMongoHeapMb(fileBytes: number): number {
+  const wanted = 256 + Math.ceil((2 * fileBytes) / 2 ** 20);
+  return Math.min(wanted, Math.max(256, Math.floor(totalmem() / 4 / 2 ** 20)));
+}
 
 /** `mongod` when it is on PATH, else the embedded server; data in `dataDir`, on loopback. */
 export async function startLocalMongo({
@@ -165,9 +175,18 @@ export async function startLocalMongo({
     // The serial collector: one database thread does the work, and these machines have few cores.
     // Warnings and errors only: the library logs every connection and collection at INFO.
     const quiet = '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn';
-    // An explicit heap: the store keeps a 64 MB page cache and its indexes on disk, so the heap
-    // does not grow with the data (see docs/architecture.md, Database).
-    const heap = ['-Xms64m', `-Xmx${EMBEDDED_MONGO_HEAP_MB}m`];
+    // An explicit heap, sized from the store's file when it opens (the page cache is a share of
+    // it). A small heap is touched whole at start (a few tenths of a second), so resident memory is
+    // that heap plus the JVM's own from the first minute rather than creeping up as garbage reaches
+    // the old generation; a large one is filled by the cache warming within seconds of opening, and
+    // touching it first would add seconds to the start (1.5 s for 1.2 GB here).
+    // A small young generation: the serial collector copies what survives it, and pages entering
+    // the cache all survive, so the collector's default (a third of the heap) made pauses of over
+    // a second while a large store's cache was warming; 48 MB kept them under 0.2 s.
+    const storeFile = await stat(join(folder, 'data.mv.db')).catch(() => null);
+    const heapMb = embeddedMongoHeapMb(storeFile?.size ?? 0);
+    const heap = [`-Xms${heapMb}m`, `-Xmx${heapMb}m`, '-Xmn48m'];
+    if (heapMb <= 512) heap.push('-XX:+AlwaysPreTouch');
     // The JDK keeps, per thread, a native copy buffer as large as the largest file write it made;
     // compaction writes chunks of megabytes, which left resident memory 100 MB above the heap.
     const buffers = '-Djdk.nio.maxCachedBufferSize=1048576';

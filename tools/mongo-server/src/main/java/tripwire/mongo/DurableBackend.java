@@ -1,7 +1,9 @@
 package tripwire.mongo;
 
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 import org.h2.mvstore.MVStore;
@@ -70,16 +72,33 @@ final class DurableBackend extends H2Backend {
         }
         if (durable(query) || command.equalsIgnoreCase("fsync")) {
             commits.sync(commits.version());
-        } else {
+        } else if (!READS.contains(command.toLowerCase(Locale.ROOT)) || writesOut(query)) {
             commits.write();
         }
         if (command.equalsIgnoreCase("serverStatus")) {
             response.put("tripwireStore", new Document("syncs", commits.syncs())
                 .append("fileBytes", store.getFileStore().size())
                 .append("fileFillPercent", store.getFillRate())
-                .append("chunksFillPercent", store.getFileStore().getChunksFillRate()));
+                .append("chunksFillPercent", store.getFileStore().getChunksFillRate())
+                .append("cacheMB", store.getCacheSize())
+                .append("cacheUsedMB", store.getCacheSizeUsed()));
         }
         return response;
+    }
+
+    /**
+     * Commands that change nothing, so they need no commit: otherwise a read would commit what
+     * compaction rewrote, and wait for a compaction pass that holds the store.
+     */
+    private static final Set<String> READS = Set.of("find", "getmore", "count", "distinct", "aggregate",
+        "killcursors", "hello", "ismaster", "ping", "buildinfo", "serverstatus", "dbstats", "collstats",
+        "listcollections", "listindexes", "listdatabases", "endsessions", "explain", "getparameter",
+        "getcmdlineopts", "connectionstatus", "whatsmyuri", "getlog", "hostinfo");
+
+    /** An aggregation that ends in `$out` or `$merge` writes a collection. */
+    private static boolean writesOut(Document query) {
+        return query.get("pipeline") instanceof List<?> pipeline && pipeline.stream().anyMatch(stage ->
+            stage instanceof Document document && (document.containsKey("$out") || document.containsKey("$merge")));
     }
 
     /** Whether the command's write concern asks for the journal (`j: true`) or a majority. */

@@ -25,11 +25,18 @@ final class GroupCommit {
      * Compaction runs once a second while the live data fills less than this share (%) of the
      * chunks, or the chunks less than this share of the file.
      */
-    static final int COMPACT_BELOW_PERCENT = 60;
+    static final int COMPACT_BELOW_PERCENT = 75;
     /** While writes come, at most this much is rewritten per second. */
     static final int COMPACT_BYTES = 2 << 20;
     /** Without writes, each pass may hold the store this long to rewrite, move and cut the file. */
     static final int QUIET_COMPACT_MS = 500;
+    /**
+     * Without writes, chunks are moved towards the start this much at a time: MVStore picks the
+     * chunks between the largest holes first, so smaller moves (its own are 8 MB) left a file
+     * filled to 45 % uncut after a bulk fill, while this cuts it to its chunks in seconds. A write
+     * that comes meanwhile waits for the move it arrived in (about a second at most here).
+     */
+    static final long QUIET_MOVE_BYTES = 64L << 20;
 
     private final MVStore store;
     private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(runnable -> {
@@ -103,9 +110,9 @@ final class GroupCommit {
      * MVStore's own compaction either waits for chunks older than the retention time and then
      * rewrites megabytes every few milliseconds, or (at its default retention) reclaims nothing
      * while every write is a commit. This one rewrites the emptiest chunks at a bounded rate while
-     * writes come, and once a second passes without any, compacts the whole file (MVStore's
-     * `compactFile`: rewrite, move chunks together, cut the end) until passes stop cutting the file
-     * or filling the chunks further.
+     * writes come (and moves as much towards the start, so the end of the file can be cut), and once
+     * a second passes without any, compacts the whole file (MVStore's `compactFile`: rewrite, move
+     * chunks together, cut the end) until passes stop cutting the file or filling the chunks further.
      */
     private void compact() {
         try {
@@ -121,6 +128,11 @@ final class GroupCommit {
             }
             if (sparse() && !quiet) {
                 store.compact(COMPACT_BELOW_PERCENT, COMPACT_BYTES);
+                if (file instanceof RandomAccessStore chunks) {
+                    // Chunks freed in the middle are reused by new ones, but the file is only cut
+                    // where its end is free: move a little towards the start while writes come too.
+                    chunks.compactMoveChunks(COMPACT_BELOW_PERCENT, COMPACT_BYTES, store);
+                }
             } else if (sparse() && passesWithoutGain < QUIET_PASSES_WITHOUT_GAIN) {
                 compactFile(file);
                 if (file.size() < quietSize || file.getChunksFillRate() > quietFill) {
@@ -158,7 +170,7 @@ final class GroupCommit {
                 store.commit();
                 store.sync();
                 if (file instanceof RandomAccessStore chunks) {
-                    chunks.compactMoveChunks(COMPACT_BELOW_PERCENT, 4 * COMPACT_BYTES, store);
+                    chunks.compactMoveChunks(COMPACT_BELOW_PERCENT, QUIET_MOVE_BYTES, store);
                 }
             } while (sparse() && System.nanoTime() < stopAt);
         } finally {

@@ -39,6 +39,7 @@ final class IndexedCollection extends AbstractSynchronizedMongoCollection<Object
         this.documents = documents;
         this.meta = meta;
         meta.putIfAbsent(DATA_SIZE, 0L);
+        CacheWarmer.warm(documents.getStore(), documents);
     }
 
     @Override

@@ -17,8 +17,13 @@ import de.bwaldvogel.mongo.MongoVersion;
 public final class Main {
 
     static final int RETENTION_MS = 1000;
-    /** MVStore's page cache (decoded pages), in MB; the rest of the data is read through the OS's cache. */
-    static final int CACHE_MB = 64;
+    /**
+     * MVStore's page cache takes this share (%) of the heap (-Xmx), and {@link CacheWarmer} fills
+     * it after open; data beyond it is read from the file (the OS's cache) and decoded at every
+     * miss. Whoever starts the server sizes the heap from the data (tools/stack.ts); the rest of the
+     * heap is for commands' own work.
+     */
+    static final int CACHE_PERCENT_OF_HEAP = 65;
     /**
      * A commit writes every page it changed whole, and a read that misses the cache decodes a
      * whole page: 16 documents (about 5 KB) rather than MVStore's default 48.
@@ -41,6 +46,10 @@ public final class Main {
         }
     };
 
+    static int cacheMb() {
+        return (int) Math.max(16, Runtime.getRuntime().maxMemory() / 100 * CACHE_PERCENT_OF_HEAP >> 20);
+    }
+
     public static void main(String[] args) throws Exception {
         String dbPath = "data";
         String bind = "127.0.0.1";
@@ -58,7 +67,7 @@ public final class Main {
         long started = System.nanoTime();
         MVStore store = new MVStore.Builder()
             .fileName(folder.resolve("data.mv.db").toString())
-            .cacheSize(CACHE_MB)
+            .cacheSize(cacheMb())
             .keysPerPage(KEYS_PER_PAGE)
             // MVStore's own compaction rewrites up to megabytes per 16 ms once chunks are older than
             // the retention time; GroupCommit compacts at a bounded rate instead.

@@ -79,6 +79,7 @@ final class OrderedIndex extends Index<Object> {
         }
         this.persisted = store.hasMap(mapName);
         this.entries = store.openMap(mapName, new MVMap.Builder<Entry, Boolean>().keyType(new EntryType()));
+        CacheWarmer.warm(store, entries);
     }
 
     /** Entries on disk: the key values and then the position, as one array of the store's own object type. */
