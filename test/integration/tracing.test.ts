@@ -87,8 +87,9 @@ describe('tracing', () => {
       'GET /r/:token',
       'SignalWithStartWorkflow:alertWorkflow',
       'RunWorkflow:alertWorkflow',
-      'StartActivity:sendAlertAttempt',
-      'RunActivity:sendAlertAttempt',
+      // A threat alert's first round: prepared, sealed and sent in one local activity.
+      'StartActivity:sendThreatAlert',
+      'RunActivity:sendThreatAlert',
       'alert delivery attempt',
     ];
     const spans = await traceWith(hit!.spanContext().traceId, names);
