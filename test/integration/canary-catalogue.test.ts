@@ -20,6 +20,7 @@ import { createKey } from '../support/accounts';
 import { launchChromium } from '../support/browser';
 import { bearer, canaryAccounts } from '../support/canary-accounts';
 import { runWithCanaryDns } from '../support/canary-dns';
+import { until } from '../support/process-stack';
 import { Receiver } from '../support/receiver';
 import { createTestApp, testConfig, testLogger, type TestApp } from '../support/test-app';
 import { startTestWorker } from '../support/test-worker';
@@ -87,9 +88,22 @@ afterAll(async () => {
 });
 
 /** The canary's hits as the threat log shows them. */
+/**
+ * A canary's hits once there are any: the alert goes out as soon as its event exists, while the
+ * hits are still being sealed and logged (docs/canaries.md), so it can arrive a moment before them.
+ */
 async function hitsOf(who: Parameters<typeof bearer>[0], canaryId: string) {
-  const res = await request(t.app).get(`/api/threat-log?canary_id=${canaryId}`).set(bearer(who));
-  return threatLogView.parse(res.body).hits;
+  return until(
+    `hits of ${canaryId} in the threat log`,
+    async () => {
+      const res = await request(t.app)
+        .get(`/api/threat-log?canary_id=${canaryId}`)
+        .set(bearer(who));
+      const { hits } = threatLogView.parse(res.body);
+      return hits.length ? hits : undefined;
+    },
+    15_000,
+  );
 }
 
 /** A canary's artifact as its owner downloads it. */
