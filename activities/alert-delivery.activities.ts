@@ -116,6 +116,8 @@ export function firstAttempts({
     const payload = parsePayload(alert.payload);
     const targets = read.route(routed);
     const reports: Record<string, AttemptReport> = {};
+    /** The same reports by delivery id, as the outcome record takes each last attempt. */
+    const byDelivery: Record<string, AttemptReport> = {};
     const results: ChannelResult[] = await Promise.all(
       targets.map(async ({ channelId, kind, skip }): Promise<ChannelResult> => {
         const deliveryId = deliveryIdOf(alert.workflowId, channelId, suffix);
@@ -136,35 +138,28 @@ export function firstAttempts({
             return { verdict: 'retry', status: null, error };
           }
         });
-        reports[channelId] = report;
+        reports[channelId] = byDelivery[deliveryId] = report;
         return channelResult(base, report);
       }),
     );
-    const retried = Object.entries(reports).filter(([, report]) => report.verdict === 'retry');
-    // The outcome record takes each last attempt by delivery id.
-    const byDelivery = Object.fromEntries(
-      Object.entries(reports).map(([channelId, report]) => [
-        deliveryIdOf(alert.workflowId, channelId, suffix),
-        report,
-      ]),
-    );
+    const retried = results.filter((result) => byDelivery[result.deliveryId]?.verdict === 'retry');
     if (!retried.length) {
       const recorded = await landed(() => outcomes.record(alert, results, byDelivery, sealWith));
       return { targets, reports, recorded: recorded ? 'outcomes' : 'none' };
     }
     const recorded = await landed(async () => {
       await Promise.all(
-        retried.map(([channelId, report]) =>
+        retried.map(({ channelId, deliveryId }) =>
           outcomes.recordAttempt(
             {
               accountId: alert.accountId,
               channelId,
-              deliveryId: deliveryIdOf(alert.workflowId, channelId, suffix),
+              deliveryId,
               workflowId: alert.workflowId,
               event: alert.event,
               threatEventId: alert.threatEventId,
             },
-            report,
+            byDelivery[deliveryId]!,
           ),
         ),
       );

@@ -18,10 +18,8 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { MongoClient } from 'mongodb';
-import { UsersRepository } from '../src/accounts/users.repository';
 import { pct } from './support/latency';
 import { startWorkerStack } from './support/worker-stack';
-import { jsonApi } from './support/json-api';
 import { startInProcessApi } from './support/in-process-api';
 
 const { values } = parseArgs({
@@ -34,7 +32,6 @@ const { values } = parseArgs({
 const MINUTES = Number(values.minutes);
 const RATE = Number(values.rate);
 const SAMPLE_S = Number(values['sample-s']);
-const PASSWORD = 'benchmark password 123';
 /** Requests in flight at most; a slower service then gets fewer, and the table shows it. */
 const MAX_IN_FLIGHT = 50;
 
@@ -71,27 +68,16 @@ async function main(): Promise<void> {
     COOKIE_SECURE: 'false',
   });
   const inProcess = await startInProcessApi(stack.env);
-  const { config, db, base } = inProcess;
+  const { config, base, call } = inProcess;
   const database = databaseProcess(new URL(config.MONGODB_URI).port);
   const stats = new MongoClient(config.MONGODB_URI);
-  const call = jsonApi(base);
 
   try {
     await stack.ready();
-    const body = JSON.stringify({ email: `soak-${Date.now()}@example.com`, password: PASSWORD });
-    const { user_id: userId } = await call('/api/auth/signup', { method: 'POST', body });
-    await new UsersRepository(db.db).setPlan(userId as string, 'enterprise', new Date());
-    const { token } = await call('/api/auth/login', { method: 'POST', body });
-    const auth = { authorization: `Bearer ${token as string}` };
-    await call('/api/alert-channels', {
-      method: 'POST',
-      headers: auth,
-      body: JSON.stringify({
-        kind: 'webhook',
-        name: 'soak',
-        url: stack.receiver.url('/hook'),
-        secret: 'soak-webhook-secret',
-      }),
+    const { auth } = await inProcess.accountWithWebhook({
+      name: 'soak',
+      url: stack.receiver.url('/hook'),
+      secret: 'soak-webhook-secret',
     });
     const plant = async () => {
       const canary = await call('/api/canaries', {

@@ -15,7 +15,6 @@
  * `--alerts` and `--hits` are per round. `BENCH_WORKER_NODE_FLAGS` passes flags to the worker.
  */
 import { parseArgs } from 'node:util';
-import { UsersRepository } from '../src/accounts/users.repository';
 import { startAlert } from '../src/alerts/alert-workflows';
 import { verifyWebhookSignature } from '../src/alerts/webhook-signature';
 import { tripwirePayload } from '../test/support/alerts';
@@ -23,7 +22,6 @@ import type { Hit } from '../test/support/receiver';
 import { pct, pool } from './support/latency';
 import { interleave, printComparison, roundOptions } from './support/rounds';
 import { startWorkerStack } from './support/worker-stack';
-import { jsonApi } from './support/json-api';
 import { startInProcessApi } from './support/in-process-api';
 
 const { values } = parseArgs({
@@ -41,7 +39,6 @@ const CONCURRENCY = Number(values.concurrency);
 const SECRET = 'benchmark-webhook-secret';
 /** How long a run waits for its alerts to end before it reports them and goes on. */
 const SETTLE_MS = 60_000;
-const PASSWORD = 'benchmark password 123';
 
 async function main(): Promise<void> {
   const stack = await startWorkerStack('tripwire', {
@@ -51,26 +48,14 @@ async function main(): Promise<void> {
   });
   const { receiver, env } = stack;
   const inProcess = await startInProcessApi(env);
-  const { db, temporal, api, base } = inProcess;
-  const call = jsonApi(base);
+  const { db, temporal, api, base, call } = inProcess;
 
   try {
     await stack.ready();
-    const email = `bench-${Date.now()}@example.com`;
-    const body = JSON.stringify({ email, password: PASSWORD });
-    const { user_id: userId } = await call('/api/auth/signup', { method: 'POST', body });
-    await new UsersRepository(db.db).setPlan(userId as string, 'enterprise', new Date());
-    const { token } = await call('/api/auth/login', { method: 'POST', body });
-    const auth = { authorization: `Bearer ${token as string}` };
-    await call('/api/alert-channels', {
-      method: 'POST',
-      headers: auth,
-      body: JSON.stringify({
-        kind: 'webhook',
-        name: 'bench',
-        url: receiver.url('/hook'),
-        secret: SECRET,
-      }),
+    const { auth, userId } = await inProcess.accountWithWebhook({
+      name: 'bench',
+      url: receiver.url('/hook'),
+      secret: SECRET,
     });
     type Planted = { id: string; path: string };
     const plant = async (): Promise<Planted> => {
@@ -146,7 +131,7 @@ async function main(): Promise<void> {
       const sentAt = Date.now();
       const started = performance.now();
       await startAlert(temporal, {
-        accountId: userId as string,
+        accountId: userId,
         payload: tripwirePayload(threatEventId),
         threatEventId,
       });

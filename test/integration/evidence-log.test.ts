@@ -20,6 +20,7 @@ import {
 } from '../../src/evidence/log/signed-note';
 import { chainReportView } from '../../src/evidence/evidence.service';
 import { createKey, signUpAndLogIn, type SignedIn } from '../support/accounts';
+import { verifyEvidenceCli } from '../support/verify-evidence-cli';
 import { createTestApp, type TestApp } from '../support/test-app';
 
 const run = promisify(execFile);
@@ -299,22 +300,9 @@ describe('the offline verifier', () => {
     await writeFile(vkeyFile, verifierKey(t.signer));
   });
 
-  /** The command as an outsider runs it, on a file. */
-  async function verifyCli(doc: unknown, ...extra: string[]) {
-    const file = join(dir, `export-${Math.random().toString(36).slice(2)}.json`);
-    await writeFile(file, JSON.stringify(doc));
-    const args = ['tsx', 'tools/verify-evidence.ts', file, '--public-key', vkeyFile, ...extra];
-    try {
-      const { stdout } = await run('npx', args);
-      return { code: 0, out: stdout.trim() };
-    } catch (err) {
-      const e = err as { code: number; stdout: string; stderr: string };
-      return {
-        code: e.code,
-        out: e.stdout.trim() || e.stderr.replace(/^npm warn .*\n/gm, '').trim(),
-      };
-    }
-  }
+  /** The verifier as an outsider runs it, on a file. */
+  const verifyCli = (doc: unknown, ...extra: string[]) =>
+    verifyEvidenceCli({ dir, publicKeyFile: vkeyFile }, doc, ...extra);
 
   it('when the export is untouched, then the command exits 0 with a one-line VERIFIED', async () => {
     const who = await account();

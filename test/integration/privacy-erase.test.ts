@@ -1,9 +1,7 @@
-import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { text } from 'node:stream/consumers';
-import { promisify } from 'node:util';
 import { BSON } from 'mongodb';
 import request from 'supertest';
 import { UsersRepository } from '../../src/accounts/users.repository';
@@ -15,12 +13,12 @@ import { generateSigner, verifierKey } from '../../src/evidence/log/signed-note'
 import { contentHash, SEAL_ALGORITHM } from '../../src/evidence/seal';
 import { ERASE_CONFIRMATION } from '../../src/privacy/privacy.routes';
 import { createKey, PASSWORD, signUpAndLogIn, type SignedIn } from '../support/accounts';
+import { verifyEvidenceCli } from '../support/verify-evidence-cli';
 import { createTestApp, testConfig, type TestApp } from '../support/test-app';
 import { startApiProcess } from '../support/api-process';
 import { ScheduleNotFoundError } from '@temporalio/client';
 import { weeklyScheduleId } from '../../src/weekly/weekly-schedules';
 
-const run = promisify(execFile);
 // Each case runs the offline verifier as a child process (tsx) and waits for the hit journal to
 // drain, seconds each, many more on a loaded machine.
 jest.setTimeout(240_000);
@@ -139,19 +137,9 @@ interface ExportDoc {
   }[];
 }
 
-/** The offline verifier, as an outsider runs it on a file. */
-async function verifyCli(doc: unknown, ...extra: string[]) {
-  const file = join(dir, `export-${Math.random().toString(36).slice(2)}.json`);
-  await writeFile(file, JSON.stringify(doc));
-  const args = ['tsx', 'tools/verify-evidence.ts', file, '--public-key', vkeyFile, ...extra];
-  try {
-    const { stdout } = await run('npx', args);
-    return { code: 0, out: stdout.trim() };
-  } catch (err) {
-    const e = err as { code: number; stdout: string };
-    return { code: e.code, out: e.stdout.trim() };
-  }
-}
+/** The verifier as an outsider runs it, on a file. */
+const verifyCli = (doc: unknown, ...extra: string[]) =>
+  verifyEvidenceCli({ dir, publicKeyFile: vkeyFile }, doc, ...extra);
 
 /** The sealed log of any account, erased or not, as the operator's database holds it. */
 async function exportOf(accountId: string): Promise<ExportDoc> {
