@@ -9,13 +9,15 @@ import type { DeliveryTargets, ReadTargets } from '../src/alerts/delivery-target
 import type { IpEnricher } from '../src/alerts/enrichment';
 import type { AlertPayload } from '../src/alerts/payload';
 import type { Canary, CanariesRepository } from '../src/canaries/canaries.repository';
-import type { ThreatsRepository } from '../src/canaries/threats.repository';
+import type { HitSource, ThreatsRepository } from '../src/canaries/threats.repository';
 import type { EvidenceInput, EvidenceStore } from '../src/evidence/evidence.store';
 import {
   INVALID_INPUT,
   THREAT_EVENT_REMOVED,
   type AlertPayloadJson,
   type DeliveryTarget,
+  type PreparedThreat,
+  type StartedEvent,
   type ThreatFirstAttempts,
 } from '../workflows/shared';
 import type { firstAttempts } from './alert-delivery.activities';
@@ -34,6 +36,38 @@ const succeeded = (what: string) =>
       return false;
     },
   ] as const;
+
+/** What a threat alert's first payload is prepared from (see `prepare`). */
+interface ThreatPreparation {
+  accountId: string;
+  threatEventId: string;
+  /** Read beside the event when known (a reconciler's start leaves it to the event). */
+  canaryId?: string;
+  /** The event as the API that wrote it started the alert. */
+  event?: StartedEvent;
+  /** The alert's first workflow task: `event` is used as it is, without reading the event. */
+  fresh: boolean;
+}
+
+/** The event an alert's start carried, as `TripwireEvent` (the API wrote both from one hit). */
+function startedEvent(
+  input: { accountId: string; threatEventId: string; canaryId: string },
+  started: StartedEvent,
+): TripwireEvent {
+  const firstHitAt = new Date(started.firstHitAt);
+  return {
+    id: input.threatEventId,
+    accountId: input.accountId,
+    canaryId: input.canaryId,
+    canaryKind: started.canaryKind as TripwireEvent['canaryKind'],
+    platform: started.platform,
+    source: started.source as HitSource,
+    firstHitAt,
+    lastHitAt: firstHitAt,
+    hitCount: started.hits,
+    alert: null,
+  };
+}
 
 export interface ThreatAlertDeps {
   threats: ThreatsRepository;
@@ -112,29 +146,31 @@ export function threatAlertActivities({
   };
 
   /**
-   * A threat event's first payload and the channels it goes to, read at once: the event, its
-   * canary and the account's channels in one round trip. The payload kept on the event is reused
-   * when a preparation already ran; otherwise it is built from the event.
+   * A threat event's first payload, the hits it reports, and the channels it goes to, read at
+   * once: the canary and the account's channels, and the event unless the API's start carried it
+   * (`event`) and this is the alert's first task (`fresh`: nothing can be kept on the event yet).
+   * The payload kept on the event is reused when a preparation already ran; otherwise it is built.
    */
-  const prepare = async (input: {
-    accountId: string;
-    threatEventId: string;
-    canaryId?: string;
-    hits: number;
-  }): Promise<{ payload: AlertPayload; read: ReadTargets }> => {
+  const prepare = async (
+    input: ThreatPreparation,
+  ): Promise<{ payload: AlertPayload; hits: number; read: ReadTargets }> => {
     const canary = input.canaryId ? canaries.findById(input.canaryId) : undefined;
     const reading = targets.read(input.accountId);
     // Both are awaited below; handled here too, so that when the event read fails first
     // neither is left rejected with no handler.
     for (const read of [canary, reading]) read?.catch(() => undefined);
-    const known = await threats.findEvent(input.threatEventId);
-    let payload = known?.alert;
-    if (!payload) {
-      const event = tripwireEvent(input.threatEventId, known);
-      const hits = Math.max(input.hits, event.hitCount, 1);
-      payload = await buildPayload(event, hits, 'canary fired', canary);
+    const { event: started, canaryId } = input;
+    if (started && canaryId && input.fresh) {
+      const hits = Math.max(started.hits, 1);
+      const event = startedEvent({ ...input, canaryId }, started);
+      const payload = await buildPayload(event, hits, 'canary fired', canary);
+      return { payload, hits, read: await reading };
     }
-    return { payload, read: await reading };
+    const known = await threats.findEvent(input.threatEventId);
+    const event = tripwireEvent(input.threatEventId, known);
+    const hits = Math.max(started?.hits ?? 0, event.hitCount, 1);
+    const payload = known?.alert ?? (await buildPayload(event, hits, 'canary fired', canary));
+    return { payload, hits, read: await reading };
   };
   const routeOf = (payload: AlertPayload) => ({
     event: payload.event,
@@ -148,16 +184,11 @@ export function threatAlertActivities({
      * append as the outcomes when they are recorded here (see `FirstAttempts`), else on its own. A
      * seal that failed is left to the workflow (`sealed`: false).
      */
-    async sendThreatAlert(input: {
-      accountId: string;
-      threatEventId: string;
-      canaryId?: string;
-      hits: number;
-      workflowId: string;
-      requestId?: string;
-    }): Promise<ThreatFirstAttempts> {
-      const { payload, read } = await prepare(input);
-      const entry = threatAlertEntry(payload, { hits: Math.max(input.hits, 1) });
+    async sendThreatAlert(
+      input: ThreatPreparation & { workflowId: string; requestId?: string },
+    ): Promise<ThreatFirstAttempts> {
+      const { payload, hits, read } = await prepare(input);
+      const entry = threatAlertEntry(payload, { hits });
       const [kept, sent] = await Promise.all([
         threats.recordAlert(input.threatEventId, payload).then(...succeeded('keep the alert')),
         sendFirst(
@@ -176,22 +207,26 @@ export function threatAlertActivities({
       const sealed =
         sent.recorded === 'outcomes' ||
         (await evidence.append(input.accountId, entry).then(...succeeded('seal the alert')));
-      return { ...sent, payload, sealed: kept && sealed };
+      return { ...sent, payload, hits, sealed: kept && sealed };
     },
 
     /**
      * The threat alert's first step split in its parts, when that step failed: the payload and
      * its targets (see `prepare`); the workflow seals it with `sealThreatAlert` beside its delivery.
      */
-    async prepareThreatDelivery(input: {
-      accountId: string;
-      threatEventId: string;
-      /** Read beside the event when known (a reconciler's start leaves it to the event). */
-      canaryId?: string;
-      hits: number;
-    }): Promise<{ payload: AlertPayloadJson; targets: DeliveryTarget[] }> {
-      const { payload, read } = await prepare(input);
-      return { payload, targets: read.route(routeOf(payload)) };
+    async prepareThreatDelivery(
+      input: ThreatPreparation,
+    ): Promise<PreparedThreat & { targets: DeliveryTarget[] }> {
+      const { payload, hits, read } = await prepare(input);
+      return { payload, hits, targets: read.route(routeOf(payload)) };
+    },
+
+    /**
+     * How many hits a storm's event has recorded so far (its quiet check, once per quiet period);
+     * 0 once the event is removed, so no follow-up is sent.
+     */
+    async stormHits(threatEventId: string): Promise<number> {
+      return threats.hitCount(threatEventId);
     },
 
     /**

@@ -1,10 +1,8 @@
 import {
   ActivityFailure,
   ApplicationFailure,
-  defineSignal,
   proxyLocalActivities,
   setCurrentDetails,
-  setHandler,
   sleep,
   upsertSearchAttributes,
   workflowInfo,
@@ -13,7 +11,6 @@ import type { Activities } from '../activities';
 import { ALERT_BOOKKEEPING, FIRST_ATTEMPTS, ONE_SEND_ATTEMPT } from './activity-options';
 import {
   ALERT_NOT_DELIVERED,
-  HITS_SIGNAL,
   alertOutcome,
   channelResult,
   deliveryIdOf,
@@ -52,8 +49,6 @@ const sending = proxyLocalActivities<Activities>(ONE_SEND_ATTEMPT);
 const firstStep = proxyLocalActivities<Activities>(FIRST_ATTEMPTS);
 const books = proxyLocalActivities<Activities>(ALERT_BOOKKEEPING);
 
-export const hitsSignal = defineSignal<[number]>(HITS_SIGNAL);
-
 /**
  * One workflow per alert (`alert-<threatEventId>`, `channel-test-…` for a channel test,
  * `resend-…` for a resend): every target channel is delivered to in parallel, each attempt and
@@ -82,22 +77,24 @@ export async function alertWorkflow(input: AlertInput): Promise<AlertResult> {
   return { results };
 }
 
+/** A workflow's first task is handed three events (its start, the task scheduled, the task started). */
+const FIRST_TASK_HISTORY_LENGTH = 3;
+
 /**
- * The first hit is alerted at once; the alert then stays open while the storm lasts, so later
- * hits signal it rather than start another, and they are summed up in one follow-up if any came.
- * The follow-up waits for the storm and for the first delivery's round (its attempts and their
- * record), not for its recovery.
+ * The first hit is alerted at once; the alert then stays open while the storm lasts, and the hits
+ * that joined its event meanwhile are summed up in one follow-up if any came. The storm is read
+ * from the event (see `untilQuiet`), so the API starts the alert once and never signals it. The
+ * follow-up waits for the first delivery's round (its attempts and their record), not for its
+ * recovery.
  */
 async function threatAlert(input: ThreatAlertInput): Promise<ChannelResult[]> {
-  const storm = countHits();
-  const reported = storm.hits;
-  // Started before any step, so no storm timer is ever started by a later event (see `untilQuiet`).
-  const quiet = untilQuiet(storm, input.gather);
   const prepare = {
     accountId: input.accountId,
     threatEventId: input.threatEventId,
     canaryId: input.canaryId,
-    hits: reported,
+    event: input.event,
+    // A later task (the worker was lost mid-step) reads the event: a payload kept there is reused.
+    fresh: workflowInfo().historyLength <= FIRST_TASK_HISTORY_LENGTH,
   };
   // One step prepares, seals and sends; if it fails, the same in separate steps, each retried.
   const sent = await firstStep.sendThreatAlert
@@ -106,68 +103,58 @@ async function threatAlert(input: ThreatAlertInput): Promise<ChannelResult[]> {
       [{ ...prepare, workflowId: workflowInfo().workflowId, requestId: input.requestId }],
     )
     .catch(() => undefined);
-  const { payload, targets } = sent ?? (await books.prepareThreatDelivery(prepare));
+  const {
+    payload,
+    targets,
+    hits: reported,
+  } = sent ?? (await books.prepareThreatDelivery({ ...prepare, fresh: false }));
   const firstRound = deliverRound(input, payload, sent ? { first: sent } : { targets });
   const followUp = async (): Promise<ChannelResult[]> => {
-    // After the first round too: its steps and the follow-up's then never start in one task.
-    await Promise.all([quiet, firstRound]);
-    if (storm.hits <= reported) return [];
+    // After the first round: its steps and the storm check's then never start in one task.
+    await firstRound;
+    const hits = await untilQuiet(input, reported);
+    if (hits <= reported) return [];
     const later = await books.prepareStormFollowUp({
       threatEventId: input.threatEventId,
-      hits: storm.hits,
-      newHits: storm.hits - reported,
+      hits,
+      newHits: hits - reported,
     });
     return deliverAlert(input, later, { suffix: FOLLOW_UP });
   };
   // The first alert is sealed in the evidence log (and kept on its event) beside its delivery:
   // the seal is retried until it lands, and the alert ends only once it has.
   const [, first, later] = await Promise.all([
-    sent?.sealed ||
-      books.sealThreatAlert({ accountId: input.accountId, payload, hits: Math.max(reported, 1) }),
+    sent?.sealed || books.sealThreatAlert({ accountId: input.accountId, payload, hits: reported }),
     firstRound.then((round) => recoverFailed(input, payload, round)),
     followUp(),
   ]);
   return [...first, ...later];
 }
 
-/** The hits signalled to a threat alert so far: each batch of a storm signals its count. */
-function countHits(): { hits: number } {
-  const storm = { hits: 0 };
-  setHandler(hitsSignal, (count) => {
-    storm.hits += count;
-  });
-  return storm;
-}
-
 /**
- * Storm control: returns once a whole `quietMs` period passed with no hit, or `maxMs` after the
- * alert started. Every period's timer is started at once, when the alert starts, so no later
- * event ever starts one: a signal or a timer's fire may land in the same workflow task as a local
- * activity's result that outlasted an earlier task, and on replay that result is applied first,
- * so a timer started after such an event would change places with the commands that follow the
- * local activity and fail the replay. The `hits` handler only counts.
+ * Storm control: the event's hit count once a whole `quietMs` period passed in which it did not
+ * grow past what was seen before (at first, the `reported` hits of the first alert), or
+ * `maxMs` after the alert started. One timer and one read of the event per period, whatever the
+ * hits: a flood's workflow tasks are bounded by time. It starts once the first round is done, so
+ * none of its steps starts beside that round's; the recovery of a failed delivery, which starts
+ * then too, first pauses for `ALERT_RECOVERY_SCHEDULE`'s first step (1 min by default), longer than
+ * the storm check lasts (`maxMs`: 30 s).
  */
-function untilQuiet(
-  storm: { hits: number },
-  { quietMs, maxMs }: ThreatAlertInput['gather'],
-): Promise<void> {
-  if (maxMs <= 0) return Promise.resolve();
-  const periods = quietMs > 0 ? Math.ceil(maxMs / quietMs) : 1;
-  const ends = Array.from({ length: periods }, (_, i) =>
-    sleep(Math.min((i + 1) * quietMs, maxMs), {
-      summary: `storm: end of quiet period ${i + 1} of ${periods}`,
-    }),
-  );
-  // The periods left once the storm is over are never awaited; a cancelled alert rejects them all.
-  for (const end of ends) end.catch(() => undefined);
-  return (async () => {
-    let seen = storm.hits;
-    for (const end of ends) {
-      await end;
-      if (storm.hits === seen) return;
-      seen = storm.hits;
-    }
-  })();
+async function untilQuiet(
+  { threatEventId, gather: { quietMs, maxMs } }: ThreatAlertInput,
+  reported: number,
+): Promise<number> {
+  const ends = workflowInfo().runStartTime.getTime() + maxMs;
+  for (let seen = reported, period = 1; ; period++) {
+    const pause = Math.min(quietMs, ends - Date.now());
+    if (pause > 0) await sleep(pause, { summary: `storm: quiet period ${period}` });
+    const hits = await books.stormHits.executeWithOptions(
+      { summary: `storm: hits after quiet period ${period}` },
+      [threatEventId],
+    );
+    if (hits <= seen || quietMs <= 0 || Date.now() >= ends) return hits;
+    seen = hits;
+  }
 }
 
 /** The channel as the Temporal UI's summaries name it. */

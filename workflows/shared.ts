@@ -63,8 +63,9 @@ interface Recovering {
 
 /**
  * A canary's threat event: its payload is prepared from the event when the alert starts, and
- * later hits (signalled) go out in one follow-up once none came for `gather.quietMs` (at most
- * `gather.maxMs` after the start).
+ * the hits that joined it later go out in one follow-up once its storm is quiet (no hit recorded
+ * for `gather.quietMs`, at most `gather.maxMs` after the start): the workflow reads the event's
+ * count each quiet period, so the API starts it once and tells it nothing more.
  */
 export interface ThreatAlertInput extends AlertBase, Recovering {
   kind: 'threat';
@@ -72,6 +73,38 @@ export interface ThreatAlertInput extends AlertBase, Recovering {
   gather: { quietMs: number; maxMs: number };
   /** Read beside the event when known; the start reconciler leaves it to the event. */
   canaryId?: string;
+  /**
+   * The event as the API that wrote it started the alert, so the first step need not read it
+   * back; the start reconciler (and an API that found the event written) leaves it to the event.
+   */
+  event?: StartedEvent;
+}
+
+/**
+ * What a threat alert's first payload needs of its event, as the API wrote it (`canaryKind` a
+ * canary's kind, never `agent`; `source` its first hit's `HitSource`).
+ */
+export interface StartedEvent {
+  canaryKind: string;
+  platform: string;
+  source: HitOrigin;
+  /** ISO 8601. */
+  firstHitAt: string;
+  /** The hits of the batch that opened the event: what the first alert reports. */
+  hits: number;
+}
+
+/** Where a hit came from (`HitSource` in src/canaries/threats.repository.ts names its `via`). */
+export interface HitOrigin {
+  /** The client address; empty for a decoy email (the connecting server is not the attacker). */
+  ip: string;
+  userAgent: string;
+  /** How the canary was presented. */
+  via: string;
+  /** Decoy email only: the server that delivered the mail, and what it said about itself. */
+  mailServer: { ip: string; helo: string; mailFrom: string } | null;
+  /** DNS canary only: the resolver that asked on the attacker's behalf, and what it asked. */
+  resolver?: { ip: string; name: string; type: string };
 }
 
 /** A ready payload (an agent alert, say) to every channel that subscribes to it. */
@@ -111,9 +144,6 @@ export type AlertInput =
 /** Alerts recover and fail visibly; channel tests and resends answer the person who asked. */
 export const isAlert = (input: AlertInput): input is ThreatAlertInput | ReadyAlertInput =>
   input.kind === 'threat' || input.kind === 'ready';
-
-/** Signal to a threat alert's workflow: this many more hits joined its event. */
-export const HITS_SIGNAL = 'hits';
 
 /** One watched agent: silence past its interval, or a skill it blocked, raises an alert. */
 export interface AgentWatchInput {
@@ -220,9 +250,14 @@ export interface FirstAttempts {
 }
 
 /** A threat alert's first step: its payload prepared, sealed (`sealed`: false if that failed) and sent. */
-export interface ThreatFirstAttempts extends FirstAttempts {
-  payload: AlertPayloadJson;
+export interface ThreatFirstAttempts extends FirstAttempts, PreparedThreat {
   sealed: boolean;
+}
+
+/** A threat alert's first payload, and how many hits it reports (the storm's count then). */
+export interface PreparedThreat {
+  payload: AlertPayloadJson;
+  hits: number;
 }
 
 export interface AlertResult {

@@ -3,7 +3,6 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { Temporal } from '../temporal/client';
 import type { alertWorkflow } from '../../workflows';
 import {
-  HITS_SIGNAL,
   searchAttributes,
   type AlertInput,
   type AlertPayloadJson,
@@ -121,26 +120,22 @@ export async function startNotice(
 }
 
 /**
- * Tells a threat event's alert that `hits` more hits joined, starting it with the first ones.
- * Returns false when that alert has already gone out (the hits stay recorded on the event).
+ * Starts a threat event's alert (`alert-<threatEventId>`), which reads its storm's later hits
+ * from the event itself. Returns false when it had been started already (by another replica, the
+ * reconciler, or an earlier try): nothing is sent twice.
  */
-export async function signalThreatAlert(
+export async function startThreatAlert(
   temporal: Temporal,
   input: Omit<ThreatAlertInput, 'kind' | 'recoveryMs'>,
-  hits: number,
 ): Promise<boolean> {
   try {
-    await temporal.client.workflow.signalWithStart<typeof alertWorkflow, [number]>(
+    await temporal.client.workflow.start<typeof alertWorkflow>(
       'alertWorkflow',
-      {
-        ...startOptions(temporal, `alert-${input.threatEventId}`, {
-          kind: 'threat',
-          ...input,
-          recoveryMs: temporal.alertRecoveryMs,
-        }),
-        signal: HITS_SIGNAL,
-        signalArgs: [hits],
-      },
+      startOptions(temporal, `alert-${input.threatEventId}`, {
+        kind: 'threat',
+        ...input,
+        recoveryMs: temporal.alertRecoveryMs,
+      }),
     );
     return true;
   } catch (err) {

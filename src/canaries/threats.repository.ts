@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Collection, Db, Filter } from 'mongodb';
 import { isDuplicateKeyError, journaled, type CollectionIndexes } from '../db/mongo';
 import type { AlertPayload } from '../alerts/payload';
+import type { HitOrigin } from '../../workflows/shared';
 import type { CanaryKind } from './decoys';
 
 /** How a canary was presented. */
@@ -25,15 +26,8 @@ export const HIT_VIAS = [
 ] as const;
 export type HitVia = (typeof HIT_VIAS)[number];
 
-export interface HitSource {
-  /** The client address; empty for a decoy email (the connecting server is not the attacker). */
-  ip: string;
-  userAgent: string;
+export interface HitSource extends HitOrigin {
   via: HitVia;
-  /** Decoy email only: the server that delivered the mail, and what it said about itself. */
-  mailServer: { ip: string; helo: string; mailFrom: string } | null;
-  /** DNS canary only: the resolver that asked on the attacker's behalf, and what it asked. */
-  resolver?: { ip: string; name: string; type: string };
 }
 
 /** One alert's worth of hits: the first hit from a source, and the ones in its storm window. */
@@ -317,6 +311,12 @@ export class ThreatsRepository {
       .limit(limit)
       .toArray();
     return docs.map((doc) => ({ id: doc._id, accountId: doc.accountId }));
+  }
+
+  /** The hits an event has recorded (0 when it is gone). */
+  async hitCount(threatEventId: string): Promise<number> {
+    const doc = await this.events.findOne({ _id: threatEventId }, { projection: { hitCount: 1 } });
+    return doc?.hitCount ?? 0;
   }
 
   async findEvent(threatEventId: string): Promise<ThreatEvent | null> {

@@ -6,7 +6,7 @@ import { newId } from '../ids';
 import { KeyedBatches } from '../keyed-batches';
 import type { Logger } from '../logger';
 import type { Temporal } from '../temporal/client';
-import { ThreatAlertSignals } from '../alerts/threat-alert-signals';
+import { ThreatAlertStarts } from '../alerts/threat-alert-starts';
 import type { CanariesRepository, Canary } from './canaries.repository';
 import { tokenDigest } from './decoys';
 import { hitPlatform } from './kinds';
@@ -82,7 +82,7 @@ interface StormHits extends NewHits {
   threatEventId: string;
 }
 
-/** A hit whose storm is open and alert told: settled once the hit is sealed and logged. */
+/** A hit whose storm is open and alert started: settled once the hit is sealed and logged. */
 interface Opened {
   sealed: Promise<void>;
 }
@@ -103,8 +103,8 @@ interface TripwireDeps {
  * returns; by then the hit is in the local journal (fsync'd), so neither a crash nor a database
  * outage loses it. It is then recorded off the answer's path, in two group commits of every
  * canary and source: the hits that arrive while a batch's storms are being opened go in the next
- * (a new storm's claim and event; nothing for a storm this process knows), and each storm's alert
- * is told from a queue; the opened hits that arrive while a seal is being written go in the next
+ * (a new storm's claim and event; nothing for a storm this process knows), and each new storm's
+ * alert is started from a queue; the opened hits that arrive while a seal is being written go in the next
  * (evidence, hit log, event and canary counts, one write each). What could not be recorded is
  * replayed from the journal, by hit id, until it is.
  */
@@ -113,7 +113,7 @@ export class Tripwires {
   private readonly sealings: KeyedBatches<StormHits, void>;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly journal: HitJournal<JournalEntry>;
-  private readonly signals: ThreatAlertSignals;
+  private readonly starts: ThreatAlertStarts;
   /**
    * Storms whose event this process has written or found written, by storm key: a storm's later
    * batches join its event with no read and no write but their hits'. A storm's window never
@@ -132,7 +132,7 @@ export class Tripwires {
       await this.seal(groups);
       return groups.map(() => undefined);
     });
-    this.signals = new ThreatAlertSignals(deps);
+    this.starts = new ThreatAlertStarts(deps);
     this.journal = new HitJournal(deps.journal, (entries) => this.replay(entries), deps.log);
   }
 
@@ -277,7 +277,7 @@ export class Tripwires {
   /** Waits for hits still being recorded (tests). */
   async flush(): Promise<void> {
     while (this.inFlight.size) await Promise.all([...this.inFlight]);
-    await this.signals.idle();
+    await this.starts.idle();
   }
 
   /** Shutdown: what is recorded leaves the journal; what is not stays for the next start. */
@@ -297,7 +297,7 @@ export class Tripwires {
    * One hit, one event, one alert, whatever fails: a storm is claimed first (its event id derived
    * from the storm key and its first hit's time; the storm's unique key lets one replica open it
    * and the others join), beside the canary's read, then its event is written if it is not there
-   * yet, and only then is the alert signalled (`alert-<threatEventId>`) and the hits sealed and
+   * yet, and only then is the alert started (`alert-<threatEventId>`) and the hits sealed and
    * logged. A replay after a crash anywhere in between finds the same storm, the same event and
    * the same alert. A storm this process knows costs none of these: its event is known written.
    */
@@ -351,40 +351,45 @@ export class Tripwires {
   }
 
   /**
-   * The storm's event, written unless known written, and its alert told of these hits as soon as
-   * the event exists, while the hits are sealed and logged. Should a write fail, the journal
-   * replays the batch, which signals it again: a storm's count may then include it twice, never
-   * miss it.
+   * The storm's event, written unless known written, and its alert started as soon as the event
+   * exists (once per storm this process learns of), while the hits are sealed and logged; the
+   * alert reads the storm's later hits from the event. Should a write fail, the journal replays
+   * the batch, which starts the alert again: nothing is sent twice.
    */
   private async openStorm(group: NewHits, storm: Storm & { written?: true }): Promise<StormHits> {
     const { threats, settings } = this.deps;
     const { stormKey, canary, hits } = group;
     const first = hits[0]!;
     const { threatEventId } = storm;
-    const opened = storm.written
-      ? false
-      : await threats.openEvent({
-          id: threatEventId,
-          accountId: canary.accountId,
-          canaryId: canary.id,
-          canaryKind: canary.kind,
-          platform: canary.platform ?? hitPlatform(canary.kind, first.source),
-          source: first.source,
-          firstHitAt: first.at,
-          lastHitAt: first.at,
-          hitCount: 0,
-          alert: null,
-        });
+    if (storm.written) return { ...group, threatEventId };
+    const event = {
+      canaryKind: canary.kind,
+      platform: canary.platform ?? hitPlatform(canary.kind, first.source),
+      source: first.source,
+      firstHitAt: first.at,
+    };
+    const opened = await threats.openEvent({
+      id: threatEventId,
+      accountId: canary.accountId,
+      canaryId: canary.id,
+      ...event,
+      lastHitAt: first.at,
+      hitCount: 0,
+      alert: null,
+    });
     this.known.set(stormKey, { threatEventId, closesAt: storm.closesAt });
-    this.signals.signal(
+    this.starts.start(
       {
         accountId: canary.accountId,
         threatEventId,
         gather: settings.gather,
         canaryId: canary.id,
         requestId: first.requestId ?? undefined,
+        // Only the event this process wrote is known as written: another's first hit is its own.
+        ...(opened && {
+          event: { ...event, firstHitAt: first.at.toISOString(), hits: hits.length },
+        }),
       },
-      hits.length,
       opened,
     );
     return { ...group, threatEventId };

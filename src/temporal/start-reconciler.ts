@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { AgentsRepository } from '../agent/agents.repository';
 import { startAgentWatch } from '../agent/agent-workflows';
-import { signalThreatAlert } from '../alerts/alert-workflows';
+import { startThreatAlert } from '../alerts/alert-workflows';
 import type { ThreatsRepository } from '../canaries/threats.repository';
 import type { Clock } from '../clock';
 import type { Logger } from '../logger';
@@ -65,12 +65,12 @@ export class StartReconciler {
     const before = new Date(clock().getTime() - settings.graceMs);
     const result: ReconcileResult = { alerts: 0, watches: 0, schedules: 0 };
     for (const event of await threats.pendingAlerts(before, settings.batch)) {
-      // Zero hits: the alert counts the event's recorded hits itself, so nothing is counted twice.
-      await signalThreatAlert(
-        temporal,
-        { accountId: event.accountId, threatEventId: event.id, gather: settings.gather },
-        0,
-      );
+      // With no event in its input, the alert reads the event's first hit and count itself.
+      await startThreatAlert(temporal, {
+        accountId: event.accountId,
+        threatEventId: event.id,
+        gather: settings.gather,
+      });
       await threats.alertsStarted([event.id]);
       result.alerts++;
     }

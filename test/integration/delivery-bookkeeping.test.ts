@@ -1,7 +1,7 @@
 import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import request from 'supertest';
 import type { Collection, Db } from 'mongodb';
-import { signalThreatAlert } from '../../src/alerts/alert-workflows';
+import { startThreatAlert } from '../../src/alerts/alert-workflows';
 import { deliveryListView } from '../../src/alerts/channels.routes';
 import { THREAT_EVENT_REMOVED } from '../../workflows/shared';
 import { signUpAndLogIn } from '../support/accounts';
@@ -106,11 +106,11 @@ it('when a threat event is removed before its alert is prepared, then the alert 
   const who = await signUpAndLogIn(t.app);
   const threatEventId = `thr_removed_${Date.now()}`;
 
-  await signalThreatAlert(
-    t.temporal,
-    { accountId: who.userId, threatEventId, gather: { quietMs: 0, maxMs: 0 } },
-    1,
-  );
+  await startThreatAlert(t.temporal, {
+    accountId: who.userId,
+    threatEventId,
+    gather: { quietMs: 0, maxMs: 0 },
+  });
   const outcome = await t.temporal.client.workflow
     .getHandle(`alert-${threatEventId}`)
     .result()
