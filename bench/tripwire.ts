@@ -234,7 +234,7 @@ async function main(): Promise<void> {
     const recorded = await db.db
       .collection('threat_hits')
       .countDocuments({ canaryId: { $in: ids } });
-    // Each storm's alert: started or signalled within a second of its first hit (the API starts
+    // Each storm's alert: started within a second of its first hit (the API starts
     // it; the reconciler would start a missed one only much later).
     const events = await db.db
       .collection<{ _id: string; firstHitAt: Date }>('threat_events')

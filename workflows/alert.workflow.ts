@@ -133,26 +133,29 @@ async function threatAlert(input: ThreatAlertInput): Promise<ChannelResult[]> {
 
 /**
  * Storm control: the event's hit count once a whole `quietMs` period passed in which it did not
- * grow past what was seen before (at first, the `reported` hits of the first alert), or
- * `maxMs` after the alert started. One timer and one read of the event per period, whatever the
- * hits: a flood's workflow tasks are bounded by time. It starts once the first round is done, so
- * none of its steps starts beside that round's; the recovery of a failed delivery, which starts
- * then too, first pauses for `ALERT_RECOVERY_SCHEDULE`'s first step (1 min by default), longer than
- * the storm check lasts (`maxMs`: 30 s).
+ * grow past what was seen before (at first, the `reported` hits of the first alert), or after
+ * `maxMs` of such periods. One timer and one read of the event per period, whatever the hits: a
+ * flood's workflow tasks are bounded by time. It starts once the first round is done, so none of
+ * its steps starts beside that round's; the recovery of a failed delivery, which starts then too,
+ * first pauses for `ALERT_RECOVERY_SCHEDULE`'s first step (1 min by default), longer than the storm
+ * check lasts. The periods are counted, not measured against the workflow's clock: after a local
+ * activity that outlasted a workflow task, the time a replay sees need not be the time the live
+ * run saw, so no step may depend on it.
  */
 async function untilQuiet(
   { threatEventId, gather: { quietMs, maxMs } }: ThreatAlertInput,
   reported: number,
 ): Promise<number> {
-  const ends = workflowInfo().runStartTime.getTime() + maxMs;
+  const periods = quietMs > 0 ? Math.ceil(maxMs / quietMs) : 0;
   for (let seen = reported, period = 1; ; period++) {
-    const pause = Math.min(quietMs, ends - Date.now());
-    if (pause > 0) await sleep(pause, { summary: `storm: quiet period ${period}` });
+    if (period <= periods) {
+      await sleep(quietMs, { summary: `storm: quiet period ${period} of at most ${periods}` });
+    }
     const hits = await books.stormHits.executeWithOptions(
       { summary: `storm: hits after quiet period ${period}` },
       [threatEventId],
     );
-    if (hits <= seen || quietMs <= 0 || Date.now() >= ends) return hits;
+    if (hits <= seen || period >= periods) return hits;
     seen = hits;
   }
 }

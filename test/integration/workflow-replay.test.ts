@@ -26,31 +26,6 @@ describe('workflow replay', () => {
     expect([...recorded].sort()).toEqual(Object.keys(workflows).sort());
   });
 
-  it('when a storm was signalled while a local activity outlasted a workflow task, then the fixture has signals and its result in one task', () => {
-    // The regression fixture of a storm's nondeterminism: a workflow task that handled `hits`
-    // signals (and no start or timer) recorded the result of a local activity started in an earlier task,
-    // which on replay is applied before the signals.
-    const { events } = JSON.parse(
-      readFileSync(join(dir, 'alert-storm-signals-with-local-activity.json'), 'utf8'),
-    ) as { events: { eventType: string; markerRecordedEventAttributes?: unknown }[] };
-    // What came in since the last task started, and what the task now running was handed.
-    let since = { signalled: false, woken: false };
-    let task = since;
-    let completed = false;
-    let found = false;
-    for (const { eventType } of events) {
-      if (eventType === 'EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED') since.signalled = true;
-      // The start and a timer's fire wake the workflow for reasons of their own.
-      else if (/EXECUTION_STARTED|TIMER_FIRED/.test(eventType)) since.woken = true;
-      else if (eventType === 'EVENT_TYPE_WORKFLOW_TASK_STARTED') {
-        [task, since, completed] = [since, { signalled: false, woken: false }, false];
-      } else if (eventType === 'EVENT_TYPE_WORKFLOW_TASK_COMPLETED') completed = true;
-      else if (eventType === 'EVENT_TYPE_MARKER_RECORDED' && completed)
-        found ||= task.signalled && !task.woken;
-    }
-    expect(found).toBe(true);
-  });
-
   it.each(fixtures)(
     'when %s is replayed on the current code, then it replays cleanly',
     async (file) => {
