@@ -1,7 +1,7 @@
 /**
  * What one hit, one event, one alert costs the recorder, each against the way it was written
  * before, in the same run on the same database (the embedded server, or MONGODB_URI):
- * - a new storm, until its alert may be signalled: before, one event insert (the storm written
+ * - a new storm, until its alert may be started: before, one event insert (the storm written
  *   beside the signal); now the storm claimed first, then the event written if missing;
  * - a batch joining an open storm, before its signal: before nothing; now the event's idempotent
  *   upsert (it may not be there yet after a crash or on another replica);
@@ -86,7 +86,7 @@ async function main(): Promise<void> {
     const rows: [string, Comparison][] = [];
 
     rows.push([
-      'new storm, until the alert may be signalled',
+      'new storm, until the alert may be started',
       await compare(
         cpu,
         async (i) => {
