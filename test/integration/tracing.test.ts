@@ -85,7 +85,7 @@ describe('tracing', () => {
     expect(hit).toBeDefined();
     const names = [
       'GET /r/:token',
-      'SignalWithStartWorkflow:alertWorkflow',
+      'StartWorkflow:alertWorkflow',
       'RunWorkflow:alertWorkflow',
       // A threat alert's first round: prepared, sealed and sent in one local activity.
       'StartActivity:sendThreatAlert',
