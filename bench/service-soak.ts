@@ -6,7 +6,8 @@
  * sources (each recorded, sealed as evidence, and alerted once per storm through Temporal) and the
  * console's reads (canaries, threat events, dashboard, usage), with a new canary planted now and
  * then. Every `--sample-s` seconds: the database's files, the database server's resident memory,
- * the documents' own size (dbStats), and the requests answered in that interval with their p50/p99.
+ * the documents' own size (dbStats), how full the embedded store's chunks and file are, and the
+ * requests answered in that interval with their p50/p99.
  *
  *   npm run bench:service-soak -- [--minutes 10] [--rate 25] [--sample-s 60]
  *
@@ -71,6 +72,13 @@ async function main(): Promise<void> {
   const { config, base, call } = inProcess;
   const database = databaseProcess(new URL(config.MONGODB_URI).port);
   const stats = new MongoClient(config.MONGODB_URI);
+  /** How full the embedded server's chunks and file are (its serverStatus); mongod has no such. */
+  const storeFill = async () =>
+    (
+      (await stats.db('admin').command({ serverStatus: 1 })) as {
+        tripwireStore?: { chunksFillPercent: number; fileFillPercent: number };
+      }
+    ).tripwireStore;
 
   try {
     await stack.ready();
@@ -114,8 +122,8 @@ async function main(): Promise<void> {
     };
 
     const rows = [
-      `| Service soak, ${RATE} requests/s | store files MB | documents MB (dbStats) | database RSS MB | requests | errors | p50 ms | p99 ms | p50 ms by request |`,
-      '|---|---:|---:|---:|---:|---:|---:|---:|---|',
+      `| Service soak, ${RATE} requests/s | store files MB | documents MB (dbStats) | files ÷ documents | chunks / file in use % | database RSS MB | requests | errors | p50 ms | p99 ms | p50 ms by request |`,
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
     ];
     let latencies: number[] = [];
     let byKind = new Map<string, number[]>();
@@ -125,10 +133,14 @@ async function main(): Promise<void> {
       const { dataSize } = (await stats.db(config.MONGODB_DB).command({ dbStats: 1 })) as {
         dataSize: number;
       };
+      const fill = await storeFill();
+      const filesMb = database ? await folderMb(database.dbPath) : undefined;
       const sorted = [...latencies].sort((a, b) => a - b);
       const row =
-        `| ${label} | ${database ? (await folderMb(database.dbPath)).toFixed(1) : '—'} | ` +
-        `${(dataSize / 1e6).toFixed(1)} | ${database ? residentMb(database.pid).toFixed(0) : '—'} | ` +
+        `| ${label} | ${filesMb?.toFixed(1) ?? '—'} | ${(dataSize / 1e6).toFixed(1)} | ` +
+        `${filesMb !== undefined && dataSize > 0 ? (filesMb / (dataSize / 1e6)).toFixed(1) : '—'} | ` +
+        `${fill ? `${fill.chunksFillPercent} / ${fill.fileFillPercent}` : '—'} | ` +
+        `${database ? residentMb(database.pid).toFixed(0) : '—'} | ` +
         `${sorted.length} | ${errors} | ${sorted.length ? pct(sorted, 50).toFixed(1) : '—'} | ` +
         `${sorted.length ? pct(sorted, 99).toFixed(1) : '—'} | ` +
         `${[...byKind]

@@ -145,8 +145,8 @@ export interface LocalMongo extends Service {
 /**
  * The embedded server's Java heap, in MB, for a store file of `fileBytes`: 256 MB plus twice the
  * file, at most a quarter of the machine's memory. The server gives 65 % of its heap to MVStore's
- * page cache, and a compacted store's pages take about 1.2× the file's size there (a million
- * 275-byte documents with two indexes: a 590 MB file, 690 MB of cache, 1.4 GB of heap), so a
+ * page cache, and a compacted store's pages take about 1.2–1.3× the file's size there (a million
+ * 275-byte documents with two indexes: a 484 MB file, 610 MB of cache, 1.2 GB of heap), so a
  * store of any size is read from memory once warm (docs/architecture.md, Database).
  */
 export function embeddedMongoHeapMb(fileBytes: number): number {

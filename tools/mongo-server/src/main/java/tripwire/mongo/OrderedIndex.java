@@ -130,6 +130,13 @@ final class OrderedIndex extends Index<Object> {
         if (a instanceof Long x && b instanceof Long y) {
             return Long.compare(x, y);
         }
+        if (a instanceof Double x && b instanceof Double y && !x.isNaN() && !y.isNaN()) {
+            // Keys hold numbers normalised to doubles (whole ones compared as longs by the
+            // library, which orders them the same, -0.0 equal to 0.0 included).
+            double p = x;
+            double q = y;
+            return p < q ? -1 : p > q ? 1 : 0;
+        }
         return VALUES.compare(a, b);
     }
 
