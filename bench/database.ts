@@ -51,6 +51,16 @@ const { values } = parseArgs({
   strict: true,
 });
 const SIZES = values.sizes.split(',').map(Number);
+// The reads compare the smallest store with the largest, each in its own server and folder.
+if (
+  SIZES.length < 2 ||
+  SIZES.some((size, i) => !Number.isInteger(size) || size < 1 || (i > 0 && size <= SIZES[i - 1]!))
+) {
+  console.error(
+    `--sizes must be two or more ascending whole numbers, e.g. 1000,1000000 (got ${values.sizes})`,
+  );
+  process.exit(2);
+}
 const WRITES = Number(values.writes);
 const READS = Number(values.reads);
 const WARMUP = Number(values.warmup);
@@ -511,7 +521,10 @@ async function main(): Promise<void> {
 
     const [smallest, largest] = [SIZES[0]!, SIZES[SIZES.length - 1]!];
     const small = await startMongo(folderOf(smallest));
-    const large = await startMongo(folderOf(largest));
+    const large = await startMongo(folderOf(largest)).catch(async (err: unknown) => {
+      await stopMongo(small);
+      throw err;
+    });
     try {
       await settled(small);
       await settled(large);
