@@ -59,9 +59,12 @@ final class DurableBackend extends H2Backend {
         // Pages this command reads stay on disk until it is done, however long it scans (the
         // store keeps no old versions otherwise, see Main).
         MVStore.TxCounter reading = store.registerVersionUsage();
+        boolean writes = !READS.contains(command.toLowerCase(Locale.ROOT)) || writesOut(query);
         Document response;
         try {
-            response = super.handleCommand(channel, databaseName, command, query);
+            response = writes
+                ? commits.writing(() -> super.handleCommand(channel, databaseName, command, query))
+                : super.handleCommand(channel, databaseName, command, query);
         } finally {
             store.deregisterVersionUsage(reading);
             ScanLog.CALLER.remove();
@@ -72,7 +75,7 @@ final class DurableBackend extends H2Backend {
         }
         if (durable(query) || command.equalsIgnoreCase("fsync")) {
             commits.sync(commits.version());
-        } else if (!READS.contains(command.toLowerCase(Locale.ROOT)) || writesOut(query)) {
+        } else if (writes) {
             commits.write();
         }
         if (command.equalsIgnoreCase("serverStatus")) {
