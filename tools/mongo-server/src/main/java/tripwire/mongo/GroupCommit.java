@@ -12,7 +12,8 @@ import org.h2.mvstore.RandomAccessStore;
 
 /**
  * The one way writes reach the disk. Every write command is committed to the store file before it
- * is answered ({@link #write}), so a killed server keeps what it acknowledged; a write that asks
+ * is answered ({@link #write}), so a killed server keeps what it acknowledged (but for writes sent
+ * with `j: false`, which the next commit takes, see {@link DurableBackend}); a write that asks
  * for `j: true` or `w: "majority"` is answered only after {@link #sync} has also fsync'd it, and
  * writers waiting at once share one sync. A sync covers every commit before it, acknowledged with
  * `j` or not, as MongoDB's journal does. A sync also runs every {@link #SYNC_EVERY_MS} while
