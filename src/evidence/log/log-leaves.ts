@@ -48,6 +48,7 @@ const TREE = 'tree';
  */
 export class LeafLog {
   private readonly leaves: Collection<LeafDoc>;
+  private readonly journaledLeaves: Collection<LeafDoc>;
   /**
    * Where this process expects the next leaf: one past its own last durable insert, never past the
    * end (leaves are never removed), so an insert there cannot leave a gap; stale when another
@@ -57,8 +58,6 @@ export class LeafLog {
   private readonly batches = new KeyedBatches<Append, Appended>((_key, appends) =>
     this.writeGroups(appends),
   );
-
-  private readonly journaledLeaves: Collection<LeafDoc>;
 
   constructor(db: Db) {
     this.leaves = unjournaled(db).collection<LeafDoc>(leavesIndexes.collection);
