@@ -74,7 +74,12 @@ async function main(): Promise<void> {
       () => new Date(),
     );
     const withTree = new EvidenceStore(db, () => new Date(), log.leaves);
-    const without = new EvidenceStore(db, () => new Date(), { append: () => Promise.resolve([]) });
+    const without = new EvidenceStore(db, () => new Date(), {
+      append: async (_entries, durable) => {
+        await durable?.([]);
+        return [];
+      },
+    });
 
     const rates = { single: [[], []], batch: [[], []] } as Record<string, [number[], number[]]>;
     for (let round = 0; round < ROUNDS; round++) {

@@ -8,8 +8,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Receiver } from '../../test/support/receiver';
+import { ALL_INDEXES } from '../../src/db/indexes';
+import { connectMongo, ensureIndexes } from '../../src/db/mongo';
 import { freePort, provideMongo, provideTemporal, spawnManaged } from '../../tools/stack';
 import { StackCpu, type Part } from './cpu';
+
+const DB_NAME = 'bench';
 
 export interface WorkerStackOptions {
   /** Off only to measure what the dev server's tuning is worth (`bench:alert-path --untuned`). */
@@ -30,11 +34,12 @@ export async function startWorkerStack(
   const log = () => undefined;
   const mongo = await provideMongo({ dataDir: dir, port: await freePort(), log });
   const temporal = await provideTemporal({ dataDir: dir, port: await freePort(), log, tuned });
+  await withIndexes(mongo.address);
   const receiver = await Receiver.start();
   const metricsPort = await freePort();
   const env = {
     MONGODB_URI: mongo.address,
-    MONGODB_DB: 'bench',
+    MONGODB_DB: DB_NAME,
     TEMPORAL_ADDRESS: temporal.address,
     TEMPORAL_NAMESPACE: 'default',
     TEMPORAL_TASK_QUEUE: `bench-${name}-${Date.now()}`,
@@ -108,4 +113,14 @@ export async function startWorkerStack(
 /** `BENCH_WORKER_NODE_FLAGS` (space-separated): `--cpu-prof --cpu-prof-dir=…` to profile the worker. */
 function workerNodeFlags(): string[] {
   return (process.env.BENCH_WORKER_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+}
+
+/** The service's indexes, as the API makes them at its start: the worker's queries and writes use them. */
+async function withIndexes(address: string): Promise<void> {
+  const { client, db } = await connectMongo(address, DB_NAME);
+  try {
+    await ensureIndexes(db, ALL_INDEXES);
+  } finally {
+    await client.close();
+  }
 }

@@ -43,6 +43,15 @@ export function journaled(db: Db): Db {
   return db.client.db(db.databaseName, { writeConcern: { j: true } });
 }
 
+/**
+ * The same database, its writes acknowledged once applied (`w: 1`), not waiting for the journal
+ * even where the server's default would (a replica set's `w: "majority"`): for writes that a
+ * journaled write right after makes durable with it (the evidence store's, evidence.store.ts).
+ */
+export function unjournaled(db: Db): Db {
+  return db.client.db(db.databaseName, { writeConcern: { w: 1, journal: false } });
+}
+
 /** Idempotent: creates only the declared indexes that are missing by name. */
 export async function ensureIndexes(db: Db, specs: readonly CollectionIndexes[]): Promise<void> {
   for (const spec of specs) {

@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { MongoBulkWriteError, type Collection, type Db } from 'mongodb';
 import type { Clock } from '../clock';
-import { isDuplicateKeyError, journaled } from '../db/mongo';
+import { isDuplicateKeyError, journaled, unjournaled } from '../db/mongo';
 import { newTimeOrderedId } from '../ids';
 import { KeyedBatches } from '../keyed-batches';
 import { evidenceWrites } from '../metrics';
@@ -54,6 +54,13 @@ const EMPTY_CHAIN: Head = { seq: 0, hash: null, logId: null };
  *
  * Every sealed record also becomes a leaf of the deployment-wide Merkle log (log-leaves.ts) before
  * the chain head moves past it, so a cut at the head finds every record before it in the log.
+ *
+ * An append syncs once: the records and leaves are written without waiting for the disk, and the
+ * chain head's write, last, waits for the journal (`j: true`), which makes them durable with it
+ * (a synced write carries every write the server took before it: MongoDB's journal is written in
+ * order, and the embedded server syncs its whole file). Only then is the append acknowledged and
+ * this process's memory of the head moved; any error forgets it, so the next append starts from
+ * what the database kept (a restarted database may have lost the unsynced writes).
  */
 export class EvidenceStore {
   private readonly records: Collection<EvidenceDoc>;
@@ -68,11 +75,11 @@ export class EvidenceStore {
     db: Db,
     private readonly clock: Clock,
     /** The Merkle log; the benchmark's baseline passes one that appends nothing. */
-    private readonly log: Pick<LeafLog, 'append'> = new LeafLog(journaled(db)),
+    private readonly log: Pick<LeafLog, 'append'> = new LeafLog(db),
     private readonly keys = new DataKeys(db),
   ) {
-    // Sealed records, their leaves and heads are on disk before a write is acknowledged.
-    this.records = journaled(db).collection<EvidenceDoc>(evidenceIndexes.collection);
+    this.records = unjournaled(db).collection<EvidenceDoc>(evidenceIndexes.collection);
+    // The one synced write of an append (see above).
     this.heads = journaled(db).collection<ChainHeadDoc>(chainHeadsIndexes.collection);
   }
 
@@ -107,6 +114,15 @@ export class EvidenceStore {
   }
 
   private async write(accountId: string, inputs: Pending[]): Promise<EvidenceRecord[]> {
+    try {
+      return await this.writeChained(accountId, inputs);
+    } catch (err) {
+      this.lastHeads.delete(accountId);
+      throw err;
+    }
+  }
+
+  private async writeChained(accountId: string, inputs: Pending[]): Promise<EvidenceRecord[]> {
     const sealedAt = this.clock();
     let pending = inputs;
     const written: EvidenceRecord[] = [];
@@ -136,9 +152,9 @@ export class EvidenceStore {
     // The head moves only once the leaves are in.
     const leafIndexes = await this.log.append(
       written.map((r) => ({ logId: r.id, accountId, seq: r.seq, contentHash: r.contentHash! })),
+      () => this.moveHead(accountId, written),
     );
     written.forEach((record, i) => (record.leafIndex = leafIndexes[i]));
-    await this.moveHead(accountId, written);
     for (const record of written) evidenceWrites.inc({ kind: record.kind });
     return written;
   }
@@ -156,22 +172,27 @@ export class EvidenceStore {
       : EMPTY_CHAIN;
   }
 
-  /** Last: the chain head, never moved back (idempotent). */
+  /**
+   * Last: the chain head, never moved back (idempotent), in the synced write that makes the whole
+   * append durable. `updateMany` (it matches one head at most) because the driver never retries it:
+   * a retry could land on a restarted database that lost this append's unsynced writes, and sync
+   * nothing of them.
+   */
   private async moveHead(accountId: string, written: EvidenceRecord[]): Promise<void> {
-    const last = written.at(-1);
-    if (!last) return;
+    const last = written.at(-1)!;
     const head = { seq: last.seq, hash: last.contentHash!, logId: last.id };
-    this.lastHeads.set(accountId, head);
-    const moved = await this.heads.updateOne(
+    const moved = await this.heads.updateMany(
       { _id: accountId, seq: { $lt: last.seq } },
       { $set: head },
     );
-    if (moved.matchedCount) return;
-    try {
-      await this.heads.insertOne({ _id: accountId, ...head });
-    } catch (err) {
-      if (!isDuplicateKeyError(err)) throw err; // a newer head is already recorded
+    if (!moved.matchedCount) {
+      try {
+        await this.heads.insertOne({ _id: accountId, ...head });
+      } catch (err) {
+        if (!isDuplicateKeyError(err)) throw err; // a newer head is already recorded
+      }
     }
+    this.lastHeads.set(accountId, head);
   }
 }
 

@@ -1,7 +1,8 @@
 /**
  * Which writes wait for the database's journal (`j: true`): a hit leaves the tripwire journal only
- * once its writes are durable, so every write that records a hit or seals its evidence must ask for
- * it. Read off the wire (the driver's command monitoring), against the real database server.
+ * once its writes are durable, so every write that records a hit must ask for it, and an evidence
+ * append must end with one that does (its chain head), which makes its records and leaves durable
+ * with it. Read off the wire (the driver's command monitoring), against the real database server.
  */
 import { MongoClient, type CommandStartedEvent } from 'mongodb';
 import { ThreatsRepository } from '../../src/canaries/threats.repository';
@@ -11,7 +12,7 @@ import { testConfig } from '../support/test-app';
 const WRITES = new Set(['insert', 'update', 'delete', 'findAndModify']);
 
 describe('journaled writes', () => {
-  it('when a hit is recorded and sealed, then every write to the threat log, its event and storm and its evidence asks for j: true', async () => {
+  it('when a hit is recorded and sealed, then every write to the threat log, its event and storm asks for j: true, and its evidence append ends with one', async () => {
     const config = testConfig();
     const client = new MongoClient(config.MONGODB_URI, { monitorCommands: true });
     const writes: CommandStartedEvent[] = [];
@@ -70,9 +71,18 @@ describe('journaled writes', () => {
           'evidence_heads',
         ]),
       );
-      for (const write of written) {
+      const sealing = written.filter((w) => w.collection.startsWith('evidence'));
+      const rest = written.filter((w) => !w.collection.startsWith('evidence'));
+      for (const write of rest) {
         expect(write).toEqual({ collection: write.collection, writeConcern: { j: true } });
       }
+      // One sync per append: the records and the leaves go unsynced, the head's write syncs them.
+      expect(sealing).toEqual([
+        { collection: 'evidence', writeConcern: { w: 1, j: false } },
+        { collection: 'evidence_leaves', writeConcern: { w: 1, j: false } },
+        { collection: 'evidence_heads', writeConcern: { j: true } },
+        { collection: 'evidence_heads', writeConcern: { j: true } },
+      ]);
     } finally {
       await client.close();
     }

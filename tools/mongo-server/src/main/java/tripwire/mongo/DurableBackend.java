@@ -17,8 +17,9 @@ import io.netty.channel.Channel;
 /**
  * The H2 backend with what the service relies on and the library leaves out:
  * <ul>
- * <li>a write is in the store file before it is acknowledged, so a killed server keeps it, and one
- * sent with `j: true` or `w: "majority"` is synced to disk too (see {@link GroupCommit});
+ * <li>a write is in the store file before it is acknowledged, so a killed server keeps it (unless
+ * sent with `j: false`), and one sent with `j: true` or `w: "majority"` is synced to disk too (see
+ * {@link GroupCommit});
  * `serverStatus` counts the syncs (`tripwireStore.syncs`);</li>
  * <li>an insert with duplicate keys reports how many documents went in (the library reports all
  * of them, while its per-document errors are right);</li>
@@ -59,9 +60,12 @@ final class DurableBackend extends H2Backend {
         // Pages this command reads stay on disk until it is done, however long it scans (the
         // store keeps no old versions otherwise, see Main).
         MVStore.TxCounter reading = store.registerVersionUsage();
+        boolean writes = !READS.contains(command.toLowerCase(Locale.ROOT)) || writesOut(query);
         Document response;
         try {
-            response = super.handleCommand(channel, databaseName, command, query);
+            response = writes
+                ? commits.writing(() -> super.handleCommand(channel, databaseName, command, query))
+                : super.handleCommand(channel, databaseName, command, query);
         } finally {
             store.deregisterVersionUsage(reading);
             ScanLog.CALLER.remove();
@@ -72,7 +76,7 @@ final class DurableBackend extends H2Backend {
         }
         if (durable(query) || command.equalsIgnoreCase("fsync")) {
             commits.sync(commits.version());
-        } else if (!READS.contains(command.toLowerCase(Locale.ROOT)) || writesOut(query)) {
+        } else if (writes && !unjournaled(query)) {
             commits.write();
         }
         if (command.equalsIgnoreCase("serverStatus")) {
@@ -105,6 +109,17 @@ final class DurableBackend extends H2Backend {
     private static boolean durable(Document query) {
         return query.get("writeConcern") instanceof Document concern
             && (Utils.isTrue(concern.get("j")) || "majority".equals(concern.get("w")));
+    }
+
+    /**
+     * Whether the command says `j: false`: answered once applied, and committed with the next
+     * commit (a later write's, or the periodic sync's), as mongod answers it from memory before its
+     * journal is written, so a killed server may lose it as mongod may. The evidence store sends
+     * its records and leaves so, right before the journaled write that makes them durable.
+     */
+    private static boolean unjournaled(Document query) {
+        return query.get("writeConcern") instanceof Document concern
+            && Boolean.FALSE.equals(concern.get("j"));
     }
 
     /** The handshake names the client application (the driver's `appName`); the scan log uses it. */

@@ -3,6 +3,8 @@ package tripwire.mongo;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.Supplier;
 
 import org.h2.mvstore.FileStore;
 import org.h2.mvstore.MVStore;
@@ -10,16 +12,22 @@ import org.h2.mvstore.RandomAccessStore;
 
 /**
  * The one way writes reach the disk. Every write command is committed to the store file before it
- * is answered ({@link #write}), so a killed server keeps what it acknowledged; a write that asks
+ * is answered ({@link #write}), so a killed server keeps what it acknowledged (but for writes sent
+ * with `j: false`, which the next commit takes, see {@link DurableBackend}); a write that asks
  * for `j: true` or `w: "majority"` is answered only after {@link #sync} has also fsync'd it, and
- * writers waiting at once share one sync. A sync also runs every {@link #SYNC_EVERY_MS} while
+ * writers waiting at once share one sync. A sync covers every commit before it, acknowledged with
+ * `j` or not, as MongoDB's journal does. A sync also runs every {@link #SYNC_EVERY_MS} while
  * anything changed, which bounds what a power loss can take and keeps every overwritten chunk's
- * replacement on disk first (see {@link Main}). MVStore's own background thread commits every
- * {@link #COMMIT_EVERY_MS} whatever else changed (compaction's rewrites).
+ * replacement on disk first (see {@link Main}).
+ * <p>
+ * A commit never takes half a command: write commands run holding {@link #commands} shared, and
+ * every commit here (the only ones: MVStore's own are off, see {@link Main}) and every compaction
+ * pass hold it alone. Otherwise a commit in the middle of an insert could write the document
+ * without its index entries, which a killed server would then keep: the document invisible to
+ * queries, and its `_id` refused to every later insert.
  */
 final class GroupCommit {
 
-    static final int COMMIT_EVERY_MS = 50;
     static final int SYNC_EVERY_MS = 200;
     /**
      * Compaction runs once a second while the live data fills less than this share (%) of the
@@ -41,6 +49,8 @@ final class GroupCommit {
     static final long QUIET_MOVE_BYTES = 64L << 20;
 
     private final MVStore store;
+    /** Fair: a commit waiting goes before commands that come after it. */
+    private final ReentrantReadWriteLock commands = new ReentrantReadWriteLock(true);
     private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(runnable -> {
         Thread thread = new Thread(runnable, "group-commit");
         thread.setDaemon(true);
@@ -73,12 +83,22 @@ final class GroupCommit {
         return store.getCurrentVersion();
     }
 
+    /** Runs a write command: no commit starts while it does. */
+    <T> T writing(Supplier<T> command) {
+        commands.readLock().lock();
+        try {
+            return command.get();
+        } finally {
+            commands.readLock().unlock();
+        }
+    }
+
     /** Returns once every change made in `version` (and before) is committed and on disk. */
     synchronized void sync(long version) {
         if (version < syncedBelow || store.isClosed()) {
             return;
         }
-        store.commit();
+        commit();
         long committedBelow = store.getCurrentVersion();
         // After the background thread's own commit is written out, not only ours.
         store.executeFilestoreOperation(() -> store.getFileStore().sync());
@@ -89,7 +109,17 @@ final class GroupCommit {
     /** Writes what changed to the store file (the OS's cache), without waiting for the disk. */
     void write() {
         if (store.hasUnsavedChanges()) {
+            commit();
+        }
+    }
+
+    /** Between commands, never within one. */
+    private void commit() {
+        commands.writeLock().lock();
+        try {
             store.commit();
+        } finally {
+            commands.writeLock().unlock();
         }
     }
 
@@ -116,7 +146,10 @@ final class GroupCommit {
      * a second passes without any, compacts the whole file (MVStore's `compactFile`: rewrite, move
      * chunks together, cut the end) until passes stop cutting the file or filling the chunks further.
      */
-    private void compact() {
+    private synchronized void compact() {
+        // Its rewrites are commits too (see the class comment). The lock after the monitor, as in
+        // sync, which a quiet pass calls.
+        commands.writeLock().lock();
         try {
             if (store.isClosed()) {
                 return;
@@ -149,6 +182,8 @@ final class GroupCommit {
             seenVersion = store.getCurrentVersion();
         } catch (RuntimeException e) {
             System.err.println("compaction failed: " + e);
+        } finally {
+            commands.writeLock().unlock();
         }
     }
 

@@ -78,6 +78,10 @@ public final class Main {
             // MVStore's own compaction rewrites up to megabytes per 16 ms once chunks are older than
             // the retention time; GroupCommit compacts at a bounded rate instead.
             .autoCompactFillRate(0)
+            // Only GroupCommit commits, between commands: MVStore's own commits (on a timer, or
+            // inline once a command's changes pass a size) could write half of a command.
+            .autoCommitDisabled()
+            .autoCommitBufferSize(0)
             .open();
         // Chunks no longer live are written over once older than this (MVStore's default, 45 s, kept
         // every chunk of a busy minute, hundreds of MB); every change is synced within
@@ -86,7 +90,6 @@ public final class Main {
         // Nothing reads old versions but a running command, which pins the one it reads, so a
         // chunk is free once no version in use needs it (MVStore keeps 5 unless told; H2 keeps 0).
         store.setVersionsToKeep(0);
-        store.setAutoCommitDelay(GroupCommit.COMMIT_EVERY_MS);
         IndexedDatabase.store = store;
         GroupCommit commits = new GroupCommit(store);
         DurableBackend backend = new DurableBackend(store, commits);
