@@ -212,8 +212,10 @@ describe('the web console', () => {
 
     await open('Threat events');
     const event = page.getByTestId('threat-event').first();
-    // The event and its risk arrive without a click (the live stream, and each alert's update).
+    // The event, its hit and its risk arrive without a click (the live stream: each hit and each
+    // alert's update; the alert may be prepared a moment before the hit is sealed).
     await event.getByText(/risk$/).waitFor({ timeout: 30_000 });
+    await event.getByRole('link', { name: 'api_key canary fired once' }).waitFor();
     await expect(event.textContent()).resolves.toMatch(/api_key canary fired once.*risk/);
     await expect(event.textContent()).resolves.toMatch(/Interpretation/);
     await expect(event.textContent()).resolves.toMatch(/Memobilling \.env/);

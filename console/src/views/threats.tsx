@@ -57,9 +57,13 @@ export function ThreatsView() {
   );
 }
 
-/** What fired and how often, in words. */
+/**
+ * What fired and how often, in words. An event is written a moment before its first hits are
+ * sealed (and its alert may be prepared in between), so it can be read with none counted yet.
+ */
 export function eventTitle(event: ThreatEvent): string {
   const what = event.canary_kind === 'agent' ? 'agent alert' : `${event.canary_kind} canary fired`;
+  if (!event.hit_count) return `${what}; its hits are being recorded`;
   return `${what} ${event.hit_count === 1 ? 'once' : `${event.hit_count} times`}`;
 }
 
