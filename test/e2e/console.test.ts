@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import request from 'supertest';
 import { verifyWebhookSignature } from '../../src/alerts/webhook-signature';
+import { DEFAULT_LIVE_FEED_SETTINGS } from '../../src/canaries/live-feed';
 import { EvidenceStore } from '../../src/evidence/evidence.store';
 import { startAlertStack } from '../support/alert-stack';
 import { accessibilityViolations, openConsole, screenshotPath } from '../support/browser';
@@ -217,6 +218,8 @@ describe('the web console', () => {
     await event.getByText(/risk$/).waitFor({ timeout: 30_000 });
     await event.getByRole('link', { name: 'api_key canary fired once' }).waitFor();
     await expect(event.textContent()).resolves.toMatch(/api_key canary fired once.*risk/);
+    // The hit and the alert are recorded by now (see the live stream's check below).
+    const recorded = Date.now();
     await expect(event.textContent()).resolves.toMatch(/Interpretation/);
     await expect(event.textContent()).resolves.toMatch(/Memobilling \.env/);
 
@@ -250,6 +253,11 @@ describe('the web console', () => {
     await webhook.getByText(/^Sent again as resend-/).waitFor();
 
     // The overview: the hit in the chart and the canary at the top; a new hit arrives unreloaded.
+    // The live feed starts with the view's stream and sends it what was recorded in the grace
+    // period before, which re-reads the list: the view opens once the hit and alert are older.
+    await page.waitForTimeout(
+      Math.max(0, recorded + DEFAULT_LIVE_FEED_SETTINGS.graceMs + 500 - Date.now()),
+    );
     await open('Threat events');
     await expect(page.getByTestId('hits-total').textContent()).resolves.toMatch(/^1 hit, last 24/);
     await expect(page.getByTestId('most-fired').textContent()).resolves.toBe(
