@@ -64,8 +64,9 @@ interface Recovering {
 /**
  * A canary's threat event: its payload is prepared from the event when the alert starts, and
  * the hits that joined it later go out in one follow-up once its storm is quiet (no hit recorded
- * for `gather.quietMs`, at most `gather.maxMs` of such periods after the first delivery): the workflow reads the event's
- * count each quiet period, so the API starts it once and tells it nothing more.
+ * for `gather.quietMs`, at most `gather.maxMs` of such periods after the first delivery): the
+ * workflow reads the event's count each quiet period, so the API starts it once and tells it
+ * nothing more.
  */
 export interface ThreatAlertInput extends AlertBase, Recovering {
   kind: 'threat';
