@@ -103,24 +103,23 @@ async function main(): Promise<void> {
         },
         async (i) => {
           const at = new Date();
-          const { threatEventId: id } = await threats.claimStorm(
-            `cnr_${run}_${i}|203.0.113.9`,
-            at,
+          const [storm] = await threats.claimStorms(
+            [{ stormKey: `cnr_${run}_${i}|203.0.113.9`, at }],
             60_000,
           );
-          await threats.openEvent(eventOf(id, at));
+          await threats.openEvents([eventOf(storm!.threatEventId, at)]);
         },
       ),
     ]);
 
     const joined = eventOf(`thr_joined_${run}`, new Date());
-    await threats.openEvent(joined);
+    await threats.openEvents([joined]);
     rows.push([
       'batch joining an open storm, before its signal',
       await compare(
         cpu,
         () => Promise.resolve(),
-        () => threats.openEvent(joined),
+        () => threats.openEvents([joined]),
       ),
     ]);
 

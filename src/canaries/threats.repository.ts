@@ -1,6 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { Collection, Db, Filter } from 'mongodb';
-import { isDuplicateKeyError, journaled, type CollectionIndexes } from '../db/mongo';
+import {
+  bulkWriteAllowingDuplicates,
+  isDuplicateKeyError,
+  journaled,
+  type CollectionIndexes,
+} from '../db/mongo';
 import type { AlertPayload } from '../alerts/payload';
 import type { HitOrigin } from '../../workflows/shared';
 import type { CanaryKind } from './decoys';
@@ -143,49 +148,60 @@ export class ThreatsRepository {
   }
 
   /**
-   * Opens a storm at `at` for `windowMs`, unless one is open then: the storm new hits under this
-   * key join, either way. Its event id is derived from the key and the instant, so a replay names
-   * the same event; of two replicas opening the key's storm at once, the unique `_id` lets one in
-   * and the other joins its event.
+   * Opens each key's storm at its `at` for `windowMs`, unless one is open then: the storms new hits
+   * under these keys join, either way, in order. An event id is derived from the key and the
+   * instant, so a replay names the same event; of two replicas opening a key's storm at once, the
+   * unique `_id` lets one in and the other joins its event. One write for all the keys (one sync),
+   * and one read for those found open.
    */
-  async claimStorm(stormKey: string, at: Date, windowMs: number): Promise<Storm> {
-    const storm = {
+  async claimStorms(claims: { stormKey: string; at: Date }[], windowMs: number): Promise<Storm[]> {
+    const storms = claims.map(({ stormKey, at }) => ({
       threatEventId: stormEventId(stormKey, at),
       closesAt: new Date(at.getTime() + windowMs),
-    };
-    try {
-      await this.stormsOf.updateOne(
-        { _id: stormKey, closesAt: { $lte: at } },
-        { $set: storm },
-        { upsert: true },
-      );
-      return storm;
-    } catch (err) {
-      if (!isDuplicateKeyError(err)) throw err;
-      const open = await this.stormsOf.findOne({ _id: stormKey });
-      if (!open || open.closesAt <= at) throw err;
-      return { threatEventId: open.threatEventId, closesAt: open.closesAt };
+    }));
+    const { duplicates: taken } = await bulkWriteAllowingDuplicates(
+      this.stormsOf,
+      claims.map(({ stormKey, at }, i) => ({
+        updateOne: {
+          filter: { _id: stormKey, closesAt: { $lte: at } },
+          update: { $set: storms[i]! },
+          upsert: true,
+        },
+      })),
+    );
+    if (!taken.size) return storms;
+    const keys = [...taken].map((i) => claims[i]!.stormKey);
+    const open = new Map(
+      (await this.stormsOf.find({ _id: { $in: keys } }).toArray()).map((s) => [s._id, s]),
+    );
+    for (const i of taken) {
+      const { stormKey, at } = claims[i]!;
+      const storm = open.get(stormKey);
+      // Closed again between the two: the hits fail, and their replay claims the key anew.
+      if (!storm || storm.closesAt <= at) throw new Error(`storm ${stormKey} changed meanwhile`);
+      storms[i] = { threatEventId: storm.threatEventId, closesAt: storm.closesAt };
     }
+    return storms;
   }
 
   /**
-   * The storm's event, written once: marked as waiting for its alert until `alertsStarted` clears
-   * the mark. True when this call wrote it; false when it was there already (another replica, or
-   * this hit's first try before a crash).
+   * The storms' events, each written once, in one write: marked as waiting for its alert until
+   * `alertsStarted` clears the mark. True for each event this call wrote; false for one that was
+   * there already (another replica's, or this hit's first try before a crash).
    */
-  async openEvent(event: ThreatEvent): Promise<boolean> {
-    const { id, ...rest } = event;
-    try {
-      const written = await this.events.updateOne(
-        { _id: id },
-        { $setOnInsert: { ...rest, alertPendingSince: event.firstHitAt } },
-        { upsert: true },
-      );
-      return written.upsertedCount === 1;
-    } catch (err) {
-      if (isDuplicateKeyError(err)) return false;
-      throw err;
-    }
+  async openEvents(events: ThreatEvent[]): Promise<boolean[]> {
+    if (!events.length) return [];
+    const { result } = await bulkWriteAllowingDuplicates(
+      this.events,
+      events.map(({ id, ...rest }) => ({
+        updateOne: {
+          filter: { _id: id },
+          update: { $setOnInsert: { ...rest, alertPendingSince: rest.firstHitAt } },
+          upsert: true,
+        },
+      })),
+    );
+    return events.map((_, i) => i in result.upsertedIds);
   }
 
   /** An event with no hits (an agent alert): idempotent by its id. */

@@ -315,24 +315,22 @@ export class Tripwires {
     if (!news.length) return done;
     // The claims and the canaries' read at once: both stand between a storm's first hit and its
     // alert. A claim made for a canary found retired meanwhile opens a storm no hit joins.
-    const [found, storms] = await Promise.all([
+    const known = news.map(({ stormKey, hits }) => this.knownStorm(stormKey, hits[0]!.at));
+    const claims = news
+      .filter((_, i) => !known[i])
+      .map(({ stormKey, hits }) => ({ stormKey, at: hits[0]!.at }));
+    const [found, claimed] = await Promise.all([
       canaries.hitTargets([...new Set(news.map(({ hits }) => hits[0]!.canaryId))]),
-      Promise.all(
-        news.map(
-          async ({ stormKey, hits }) =>
-            this.knownStorm(stormKey, hits[0]!.at) ??
-            (await threats.claimStorm(stormKey, hits[0]!.at, settings.stormWindowMs)),
-        ),
-      ),
+      claims.length ? threats.claimStorms(claims, settings.stormWindowMs) : [],
     ]);
     const live = new Map(found.filter((c) => !c.retiredAt).map((c) => [c.id, c]));
-    const opening: Promise<StormHits>[] = [];
-    news.forEach(({ stormKey, hits }, i) => {
+    const storms = known.map((storm) => storm ?? claimed.shift()!);
+    const opening = news.flatMap(({ stormKey, hits }, i) => {
       const canary = live.get(hits[0]!.canaryId);
-      if (canary) opening.push(this.openStorm({ stormKey, canary, hits }, storms[i]!));
+      return canary ? [{ group: { stormKey, canary, hits }, storm: storms[i]! }] : [];
     });
     const sealing = new Map<string, Promise<void>>();
-    for (const group of await Promise.all(opening)) {
+    for (const group of await this.openStorms(opening)) {
       const sealed = this.sealings.submit(SEALER, group);
       // Awaited by the hits' own recording, which the journal settles by.
       sealed.catch(() => undefined);
@@ -351,48 +349,57 @@ export class Tripwires {
   }
 
   /**
-   * The storm's event, written unless known written, and its alert started as soon as the event
-   * exists (once per storm this process learns of), while the hits are sealed and logged; the
-   * alert reads the storm's later hits from the event. Should a write fail, the journal replays
-   * the batch, which starts the alert again: nothing is sent twice.
+   * The storms' events, written unless known written (in one write), and each alert started as
+   * soon as its event exists (once per storm this process learns of), while the hits are sealed
+   * and logged; the alert reads the storm's later hits from the event. Should the write fail, the
+   * journal replays the batch, which starts the alerts again: nothing is sent twice.
    */
-  private async openStorm(group: NewHits, storm: Storm & { written?: true }): Promise<StormHits> {
+  private async openStorms(
+    opening: { group: NewHits; storm: Storm & { written?: true } }[],
+  ): Promise<StormHits[]> {
     const { threats, settings } = this.deps;
-    const { stormKey, canary, hits } = group;
-    const first = hits[0]!;
-    const { threatEventId } = storm;
-    if (storm.written) return { ...group, threatEventId };
-    const event = {
-      canaryKind: canary.kind,
-      platform: canary.platform ?? hitPlatform(canary.kind, first.source),
-      source: first.source,
-      firstHitAt: first.at,
-    };
-    const opened = await threats.openEvent({
-      id: threatEventId,
-      accountId: canary.accountId,
-      canaryId: canary.id,
-      ...event,
-      lastHitAt: first.at,
-      hitCount: 0,
-      alert: null,
-    });
-    this.known.set(stormKey, { threatEventId, closesAt: storm.closesAt });
-    this.starts.start(
-      {
+    const fresh = opening
+      .filter(({ storm }) => !storm.written)
+      .map(({ group: { stormKey, canary, hits }, storm }) => {
+        const first = hits[0]!;
+        const event = {
+          canaryKind: canary.kind,
+          platform: canary.platform ?? hitPlatform(canary.kind, first.source),
+          source: first.source,
+          firstHitAt: first.at,
+        };
+        return { stormKey, canary, first, hits: hits.length, storm, event };
+      });
+    const opened = await threats.openEvents(
+      fresh.map(({ canary, first, storm, event }) => ({
+        id: storm.threatEventId,
         accountId: canary.accountId,
-        threatEventId,
-        gather: settings.gather,
         canaryId: canary.id,
-        requestId: first.requestId ?? undefined,
-        // Only the event this process wrote is known as written: another's first hit is its own.
-        ...(opened && {
-          event: { ...event, firstHitAt: first.at.toISOString(), hits: hits.length },
-        }),
-      },
-      opened,
+        ...event,
+        lastHitAt: first.at,
+        hitCount: 0,
+        alert: null,
+      })),
     );
-    return { ...group, threatEventId };
+    fresh.forEach(({ stormKey, canary, first, hits, storm, event }, i) => {
+      const { threatEventId, closesAt } = storm;
+      this.known.set(stormKey, { threatEventId, closesAt });
+      this.starts.start(
+        {
+          accountId: canary.accountId,
+          threatEventId,
+          gather: settings.gather,
+          canaryId: canary.id,
+          requestId: first.requestId ?? undefined,
+          // Only the event this process wrote is known as written: another's first hit is its own.
+          ...(opened[i] && {
+            event: { ...event, firstHitAt: first.at.toISOString(), hits },
+          }),
+        },
+        opened[i]!,
+      );
+    });
+    return opening.map(({ group, storm }) => ({ ...group, threatEventId: storm.threatEventId }));
   }
 
   /**

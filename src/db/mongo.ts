@@ -2,6 +2,9 @@ import {
   MongoBulkWriteError,
   MongoClient,
   MongoServerError,
+  type AnyBulkWriteOperation,
+  type BulkWriteResult,
+  type Collection,
   type Db,
   type Document,
   type IndexDescription,
@@ -91,6 +94,28 @@ const NAMESPACE_NOT_FOUND = 26;
 const DUPLICATE_KEY = 11000;
 
 /** A unique index (or `_id`) refused the write: how both servers signal "already taken". */
+/**
+ * An unordered bulk write in which a duplicate key is an answer, not a failure (an upsert or an
+ * insert that another writer's document stood in the way of): its result, and the indexes of the
+ * operations that met one. Any other error is thrown.
+ */
+export async function bulkWriteAllowingDuplicates<T extends Document>(
+  collection: Collection<T>,
+  operations: AnyBulkWriteOperation<T>[],
+): Promise<{ result: BulkWriteResult; duplicates: Set<number> }> {
+  try {
+    return {
+      result: await collection.bulkWrite(operations, { ordered: false }),
+      duplicates: new Set(),
+    };
+  } catch (err) {
+    if (!(err instanceof MongoBulkWriteError)) throw err;
+    const errors = ([] as { code?: number; index: number }[]).concat(err.writeErrors);
+    if (!errors.length || errors.some((e) => e.code !== DUPLICATE_KEY)) throw err;
+    return { result: err.result, duplicates: new Set(errors.map((e) => e.index)) };
+  }
+}
+
 export function isDuplicateKeyError(err: unknown): boolean {
   if (err instanceof MongoBulkWriteError) {
     return ([] as { code?: number }[])

@@ -24,32 +24,34 @@ describe('journaled writes', () => {
       const threats = new ThreatsRepository(db);
       const evidence = new EvidenceStore(db, () => new Date());
       const at = new Date();
-      const { threatEventId } = await threats.claimStorm('cnr_1|203.0.113.9', at, 60_000);
+      const [storm] = await threats.claimStorms([{ stormKey: 'cnr_1|203.0.113.9', at }], 60_000);
       const source = {
         ip: '203.0.113.9',
         userAgent: 'curl/8',
         via: 'url' as const,
         mailServer: null,
       };
-      await threats.openEvent({
-        id: threatEventId,
-        accountId: 'usr_1',
-        canaryId: 'cnr_1',
-        canaryKind: 'url',
-        platform: 'curl',
-        source,
-        firstHitAt: at,
-        lastHitAt: at,
-        hitCount: 0,
-        alert: null,
-      });
+      await threats.openEvents([
+        {
+          id: storm!.threatEventId,
+          accountId: 'usr_1',
+          canaryId: 'cnr_1',
+          canaryKind: 'url',
+          platform: 'curl',
+          source,
+          firstHitAt: at,
+          lastHitAt: at,
+          hitCount: 0,
+          alert: null,
+        },
+      ]);
       const [record] = await evidence.appendMany('usr_1', [{ kind: 'threat.hit', data: { at } }]);
       await threats.addHits([
         {
           id: 'hit_1',
           accountId: 'usr_1',
           canaryId: 'cnr_1',
-          threatEventId,
+          threatEventId: storm!.threatEventId,
           at,
           source,
           requestId: null,
