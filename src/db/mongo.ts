@@ -2,12 +2,14 @@ import {
   MongoBulkWriteError,
   MongoClient,
   MongoServerError,
+  TopologyType,
   type AnyBulkWriteOperation,
   type BulkWriteResult,
   type Collection,
   type Db,
   type Document,
   type IndexDescription,
+  type TopologyDescriptionChangedEvent,
 } from 'mongodb';
 
 /** The indexes one collection needs; each repository module declares its own. */
@@ -34,9 +36,18 @@ export async function connectMongo(
     serverSelectionTimeoutMS: options.serverSelectionTimeoutMS ?? 1_000,
     appName: options.appName ?? SERVICE_APP_NAME,
   });
+  // What the driver found behind the address: a mongos makes it a sharded cluster (`unjournaled`).
+  let topology: TopologyType | undefined;
+  const found = (event: TopologyDescriptionChangedEvent) => (topology = event.newDescription.type);
+  client.on('topologyDescriptionChanged', found);
   await client.connect();
+  client.off('topologyDescriptionChanged', found);
+  if (topology === TopologyType.Sharded) sharded.add(client);
   return { client, db: client.db(dbName) };
 }
+
+/** Clients connected to a sharded cluster, through a mongos. */
+const sharded = new WeakSet<MongoClient>();
 
 /**
  * The same database, its writes acknowledged only once journaled (`j: true`): on disk, where a
@@ -50,8 +61,12 @@ export function journaled(db: Db): Db {
  * The same database, its writes acknowledged once applied (`w: 1`), not waiting for the journal
  * even where the server's default would (a replica set's `w: "majority"`): for writes that a
  * journaled write right after makes durable with it (the evidence store's, evidence.store.ts).
+ * That holds where one journal takes them all; on a sharded cluster each shard journals its own
+ * writes, and the evidence records are sharded while their chain heads are not
+ * (docs/operations.md), so there these writes are journaled as well.
  */
 export function unjournaled(db: Db): Db {
+  if (sharded.has(db.client)) return journaled(db);
   return db.client.db(db.databaseName, { writeConcern: { w: 1, journal: false } });
 }
 
