@@ -24,6 +24,7 @@ import {
   type FirstAttempts,
   type ReadyAlertInput,
   type ThreatAlertInput,
+  type ThreatFirstAttempts,
   isAlert,
 } from './shared';
 
@@ -97,12 +98,15 @@ async function threatAlert(input: ThreatAlertInput): Promise<ChannelResult[]> {
     fresh: workflowInfo().historyLength <= FIRST_TASK_HISTORY_LENGTH,
   };
   // One step prepares, seals and sends; if it fails, the same in separate steps, each retried.
-  const sent = await firstStep.sendThreatAlert
-    .executeWithOptions(
+  let sent: ThreatFirstAttempts | undefined;
+  try {
+    sent = await firstStep.sendThreatAlert.executeWithOptions(
       { summary: 'prepare and seal the alert, send its first attempt to every channel' },
       [{ ...prepare, workflowId: workflowInfo().workflowId, requestId: input.requestId }],
-    )
-    .catch(() => undefined);
+    );
+  } catch {
+    // Made in separate steps below.
+  }
   const {
     payload,
     targets,
