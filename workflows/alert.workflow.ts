@@ -24,6 +24,7 @@ import {
   type FirstAttempts,
   type ReadyAlertInput,
   type ThreatAlertInput,
+  type ThreatFirstAttempts,
   isAlert,
 } from './shared';
 
@@ -97,12 +98,15 @@ async function threatAlert(input: ThreatAlertInput): Promise<ChannelResult[]> {
     fresh: workflowInfo().historyLength <= FIRST_TASK_HISTORY_LENGTH,
   };
   // One step prepares, seals and sends; if it fails, the same in separate steps, each retried.
-  const sent = await firstStep.sendThreatAlert
-    .executeWithOptions(
+  let sent: ThreatFirstAttempts | undefined;
+  try {
+    sent = await firstStep.sendThreatAlert.executeWithOptions(
       { summary: 'prepare and seal the alert, send its first attempt to every channel' },
       [{ ...prepare, workflowId: workflowInfo().workflowId, requestId: input.requestId }],
-    )
-    .catch(() => undefined);
+    );
+  } catch {
+    // Made in separate steps below.
+  }
   const {
     payload,
     targets,
@@ -175,12 +179,14 @@ function describeAlert(input: AlertInput, payload: AlertPayloadJson): string {
 }
 
 /** One round to every target, then each failed delivery's recovery (see `deliverRound`). */
-async function deliverAlert(
+function deliverAlert(
   input: AlertInput,
   payload: AlertPayloadJson,
   options: { suffix?: string } = {},
 ): Promise<ChannelResult[]> {
-  return recoverFailed(input, payload, await deliverRound(input, payload, options));
+  return deliverRound(input, payload, options).then((round) =>
+    recoverFailed(input, payload, round),
+  );
 }
 
 /** What one round came to: the targets read for it and each one's result. */
@@ -223,45 +229,55 @@ async function deliverRound(
       : input.kind === 'digest'
         ? input.channelIds
         : undefined;
-  const first =
-    known.first ??
-    (known.targets
-      ? undefined
-      : await firstStep.sendFirstAttempts
-          .executeWithOptions(
-            {
-              summary: `send the ${suffix ? 'follow-up' : 'alert'}: first attempt to every channel`,
-            },
-            [
-              {
-                alert: alertContext(input, payload),
-                channelIds,
-                routed,
-                ...(suffix && { suffix }),
-                requestId: input.requestId,
-              },
-            ],
-          )
-          .catch(() => undefined));
+  let first = known.first;
+  if (!first && !known.targets) {
+    try {
+      first = await firstStep.sendFirstAttempts.executeWithOptions(
+        { summary: `send the ${suffix ? 'follow-up' : 'alert'}: first attempt to every channel` },
+        [
+          {
+            alert: alertContext(input, payload),
+            channelIds,
+            routed,
+            ...(suffix && { suffix }),
+            requestId: input.requestId,
+          },
+        ],
+      );
+    } catch {
+      // Made in separate steps below: the targets read, then each attempt.
+    }
+  }
   const targets =
     first?.targets ??
     known.targets ??
     (await books.listDeliveryTargets(input.accountId, channelIds, routed));
 
   const lastAttempts: Record<string, AttemptReport> = {};
-  const results = await Promise.all(
-    targets.map(async (target): Promise<ChannelResult> => {
-      const deliveryId = deliveryIdOf(workflowId, target.channelId, suffix);
-      const base = { channelId: target.channelId, kind: target.kind, deliveryId };
-      if (target.skip) return { ...base, outcome: 'skipped', error: target.skip };
-      const report = first?.reports[target.channelId];
-      const last = await attemptDelivery(input, payload, target, deliveryId, {
-        ...(report && { first: { report, recorded: first.recorded !== 'none' } }),
-      });
+  const results: ChannelResult[] = [];
+  // A delivery whose first attempt is final is done here, with no promise (the SDK traces every
+  // promise made in workflow code); only one to retry takes further steps.
+  const retrying: Promise<void>[] = [];
+  const made = first;
+  targets.forEach((target, i) => {
+    const deliveryId = deliveryIdOf(workflowId, target.channelId, suffix);
+    const base = { channelId: target.channelId, kind: target.kind, deliveryId };
+    const done = (last: AttemptReport) => {
       lastAttempts[deliveryId] = last;
-      return channelResult(base, last);
-    }),
-  );
+      results[i] = channelResult(base, last);
+    };
+    const report = made?.reports[target.channelId];
+    if (target.skip) results[i] = { ...base, outcome: 'skipped', error: target.skip };
+    else if (report && report.verdict !== 'retry') done(report);
+    else {
+      retrying.push(
+        attemptDelivery(input, payload, target, deliveryId, {
+          ...(report && { first: { report, recorded: made?.recorded !== 'none' } }),
+        }).then(done),
+      );
+    }
+  });
+  if (retrying.length) await Promise.all(retrying);
   if (first?.recorded !== 'outcomes') {
     await recordOutcomes(input, payload, targets, results, lastAttempts);
   }
@@ -273,12 +289,15 @@ async function deliverRound(
   return { targets, results };
 }
 
-/** Each failed delivery of an alert's round, recovering on its own (see `recoverDelivery`). */
-async function recoverFailed(
+/**
+ * Each failed delivery of an alert's round, recovering on its own (see `recoverDelivery`); the
+ * round's results as they are (no promise) when there is nothing to recover.
+ */
+function recoverFailed(
   input: AlertInput,
   payload: AlertPayloadJson,
   { targets, results }: Round,
-): Promise<ChannelResult[]> {
+): ChannelResult[] | Promise<ChannelResult[]> {
   if (!isAlert(input) || !input.recoveryMs.length || !results.some((r) => r.outcome === 'failed')) {
     return results;
   }
