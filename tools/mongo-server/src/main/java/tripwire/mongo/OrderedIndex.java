@@ -78,7 +78,7 @@ final class OrderedIndex extends Index<Object> {
             ascending[i] = keys.get(i).isAscending();
         }
         this.persisted = store.hasMap(mapName);
-        this.entries = store.openMap(mapName, new MVMap.Builder<Entry, Boolean>().keyType(new EntryType()));
+        this.entries = store.openMap(mapName, RedoLog.<Entry, Boolean>loggedMap().keyType(new EntryType()));
         CacheWarmer.warm(store, entries);
     }
 
