@@ -42,6 +42,8 @@ final class RedoLog {
     /** A frame: its length and checksum (of what follows), its number, then its changes. */
     private static final int HEADER = 16;
     private static final int MAX_FRAME = 16 << 20;
+    /** A log file larger than this (after bulk writes) is cut when it starts over. */
+    private static final long KEEP = 16 << 20;
     private static final byte PUT = 1;
     private static final byte REMOVE = 2;
     private static final String APPLIED = "appliedThrough";
@@ -68,8 +70,8 @@ final class RedoLog {
     private volatile long durable;
     /** The store's map of maps when the open command began: creating or removing a map changes it. */
     private Object mapsBefore;
-    /** Whether the file holds frames the store does not. */
-    private boolean fileHoldsFrames;
+    /** Where the next frame goes in the file. */
+    private long position;
 
     RedoLog(MVStore store, Path file) {
         this.store = store;
@@ -80,7 +82,6 @@ final class RedoLog {
         try {
             this.file = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ,
                 StandardOpenOption.WRITE);
-            this.fileHoldsFrames = this.file.size() > 0;
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -205,7 +206,7 @@ final class RedoLog {
         ByteBuffer frames = pending.getBuffer().flip();
         try {
             while (frames.hasRemaining()) {
-                file.write(frames);
+                position += file.write(frames, position);
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -213,7 +214,6 @@ final class RedoLog {
             pending.clear();
         }
         written = last;
-        fileHoldsFrames = true;
     }
 
     /**
@@ -256,16 +256,21 @@ final class RedoLog {
         }
     }
 
-    /** After a commit is synced: the store on disk holds every frame, and the log starts over. */
+    /**
+     * After a commit is synced: the store on disk holds every frame, and the log starts over at the
+     * start of its file, writing over the frames there (whose numbers the store holds, so opening
+     * skips them) rather than cutting the file: a sync of blocks the file already has leaves its
+     * size alone, which makes it a fraction of a sync that also records a new size.
+     */
     void afterSync() {
         syncInstead = false;
-        if (fileHoldsFrames) {
-            try {
+        position = 0;
+        try {
+            if (file.size() > KEEP) {
                 file.truncate(0);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
             }
-            fileHoldsFrames = false;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
         raiseDurable(last);
     }
