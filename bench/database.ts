@@ -12,7 +12,8 @@
  *    store's size after each phase and after `--idle` seconds without writes, against the logical
  *    data (the documents' BSON bytes), and the bytes the server process wrote to the disk per call.
  *    Then one more `$inc` of each without `j` (PostgreSQL: `synchronous_commit=off`), the plain
- *    write most of the service's are.
+ *    write most of the service's are. `--warmup` writes of each kind go first, in a collection
+ *    dropped before the measured ones.
  * 2. Open: each size's data in a folder of its own (filled once and kept), the server started
  *    again: time from the start to the first answered read.
  * 3. Reads, taking turns call by call between the two engines and the smallest and the largest
@@ -229,7 +230,32 @@ function shuffled(n: number): number[] {
 
 const UPDATE_SQL = `UPDATE writes SET doc = jsonb_set(doc, '{data,n}', to_jsonb((doc->'data'->>'n')::int + 1)) WHERE id = $1`;
 
+/**
+ * `WARMUP` synced inserts and updates and plain updates on each engine, in a collection and a table
+ * dropped afterwards: a fresh JVM compiles its hot paths over the first thousands of calls, which
+ * measured cold took more CPU than the writes themselves. Then waits for the store to settle.
+ */
+async function warmWrites(mongo: Mongo, pg: Client): Promise<void> {
+  const scratch = mongo.client.db('bench').collection<Doc>('warmup');
+  await pg.query(`DROP TABLE IF EXISTS warmup; ${pgTable('warmup')}`);
+  for (let i = 0; i < WARMUP; i++) {
+    const d = doc(i, `w${i}`);
+    await scratch.insertOne(d, DURABLE);
+    await scratch.updateOne({ _id: d._id }, { $inc: { 'data.n': 1 } }, DURABLE);
+    await scratch.updateOne({ _id: d._id }, { $inc: { 'data.n': 1 } });
+    await pg.query({
+      name: 'warm',
+      text: 'INSERT INTO warmup VALUES ($1, $2, $3, $4)',
+      values: pgRow(d),
+    });
+  }
+  await scratch.drop();
+  await pg.query('DROP TABLE warmup');
+  await settled(mongo);
+}
+
 async function writes(mongo: Mongo, pg: Client): Promise<string[]> {
+  await warmWrites(mongo, pg);
   const ids = Array.from({ length: WRITES }, () => randomBytes(12).toString('hex'));
   const docs = ids.map((id, i) => doc(i, id));
   const logical = docs.reduce((sum, d) => sum + BSON.calculateObjectSize(d), 0);
