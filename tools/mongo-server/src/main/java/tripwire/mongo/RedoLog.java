@@ -42,8 +42,11 @@ final class RedoLog {
     /** A frame: its length and checksum (of what follows), its number, then its changes. */
     private static final int HEADER = 16;
     private static final int MAX_FRAME = 16 << 20;
-    /** A log file larger than this (after bulk writes) is cut when it starts over. */
-    private static final long KEEP = 16 << 20;
+    /**
+     * A log file larger than this (bulk writes between two syncs) is cut when it starts over; the
+     * service's own writes between two syncs take a few KB.
+     */
+    private static final long KEEP = 1 << 20;
     private static final byte PUT = 1;
     private static final byte REMOVE = 2;
     private static final String APPLIED = "appliedThrough";
