@@ -57,8 +57,8 @@ final class RedoLog {
     private final MVMap<String, Long> applied;
     /** Frames not yet in the file: the open one, and finished ones sent with `j: false`. */
     private final WriteBuffer pending = new WriteBuffer(1 << 16);
-    /** The thread whose command's frame is open, if any. */
-    private Thread writer;
+    /** The thread whose command's frame is open, if any (read by others: a change outside a command). */
+    private volatile Thread writer;
     private int frameStart;
     /** The last frame begun; the one the next commit records. */
     private long last;
