@@ -11,14 +11,18 @@
  *    each, every one acknowledged only once on disk (`j: true`; PostgreSQL: a synced commit). The
  *    store's size after each phase and after `--idle` seconds without writes, against the logical
  *    data (the documents' BSON bytes), and the bytes the server process wrote to the disk per call.
+ *    Then one more `$inc` of each without `j` (PostgreSQL: `synchronous_commit=off`), the plain
+ *    write most of the service's are. `--warmup` writes of each kind go first, in a collection
+ *    dropped before the measured ones.
  * 2. Open: each size's data in a folder of its own (filled once and kept), the server started
  *    again: time from the start to the first answered read.
  * 3. Reads, taking turns call by call between the two engines and the smallest and the largest
  *    size (so a change in the shared machine's load falls on all four alike): by `_id` and by a
  *    secondary index (`account`, `seq`), each drawn uniformly from the whole collection, and the
- *    hot case (the same document again and again) as a second row. Before they are measured,
- *    `--warmup` unmeasured calls of each (a fresh JVM compiles its hot paths over the first
- *    thousands), after the store has finished compacting what filling it left behind.
+ *    hot case (the same document again and again) as a second row, and a round trip that reads
+ *    nothing (`ping`; `SELECT 1`): the floor each engine's client and loopback set. Before they
+ *    are measured, `--warmup` unmeasured calls of each (a fresh JVM compiles its hot paths over
+ *    the first thousands), after the store has finished compacting what filling it left behind.
  *
  * 4. With `--soak N`: N minutes of the service's mix at 25 requests/s (each a session read, a meter
  *    counter `$inc` and a `j: true` evidence append), the store file and the server's resident
@@ -224,7 +228,34 @@ function shuffled(n: number): number[] {
   return order;
 }
 
+const UPDATE_SQL = `UPDATE writes SET doc = jsonb_set(doc, '{data,n}', to_jsonb((doc->'data'->>'n')::int + 1)) WHERE id = $1`;
+
+/**
+ * `WARMUP` synced inserts and updates and plain updates on each engine, in a collection and a table
+ * dropped afterwards: a fresh JVM compiles its hot paths over the first thousands of calls, which
+ * measured cold took more CPU than the writes themselves. Then waits for the store to settle.
+ */
+async function warmWrites(mongo: Mongo, pg: Client): Promise<void> {
+  const scratch = mongo.client.db('bench').collection<Doc>('warmup');
+  await pg.query(`DROP TABLE IF EXISTS warmup; ${pgTable('warmup')}`);
+  for (let i = 0; i < WARMUP; i++) {
+    const d = doc(i, `w${i}`);
+    await scratch.insertOne(d, DURABLE);
+    await scratch.updateOne({ _id: d._id }, { $inc: { 'data.n': 1 } }, DURABLE);
+    await scratch.updateOne({ _id: d._id }, { $inc: { 'data.n': 1 } });
+    await pg.query({
+      name: 'warm',
+      text: 'INSERT INTO warmup VALUES ($1, $2, $3, $4)',
+      values: pgRow(d),
+    });
+  }
+  await scratch.drop();
+  await pg.query('DROP TABLE warmup');
+  await settled(mongo);
+}
+
 async function writes(mongo: Mongo, pg: Client): Promise<string[]> {
+  await warmWrites(mongo, pg);
   const ids = Array.from({ length: WRITES }, () => randomBytes(12).toString('hex'));
   const docs = ids.map((id, i) => doc(i, id));
   const logical = docs.reduce((sum, d) => sum + BSON.calculateObjectSize(d), 0);
@@ -266,27 +297,31 @@ async function writes(mongo: Mongo, pg: Client): Promise<string[]> {
   const inserted = await sizes();
   const updates = await phase(
     (i) => collection.updateOne({ _id: ids[order[i]!]! }, { $inc: { 'data.n': 1 } }, DURABLE),
-    (i) =>
-      pg.query({
-        name: 'update',
-        text: `UPDATE writes SET doc = jsonb_set(doc, '{data,n}', to_jsonb((doc->'data'->>'n')::int + 1)) WHERE id = $1`,
-        values: [ids[order[i]!]],
-      }),
+    (i) => pg.query({ name: 'update', text: UPDATE_SQL, values: [ids[order[i]!]] }),
   );
   const updated = await sizes();
   await new Promise((r) => setTimeout(r, IDLE_S * 1000));
   const idle = await sizes();
+  // Plain writes: acknowledged once applied and kept if the server process is killed, not synced.
+  // PostgreSQL's nearest is an asynchronous commit (its WAL flushed in the background).
+  await pg.query('SET synchronous_commit TO off');
+  const plain = await phase(
+    (i) => collection.updateOne({ _id: ids[order[i]!]! }, { $inc: { 'data.n': 1 } }),
+    (i) => pg.query({ name: 'update', text: UPDATE_SQL, values: [ids[order[i]!]] }),
+  );
+  await pg.query('RESET synchronous_commit');
   console.log(`writes: done (${mb(logical)} MB of documents)`);
   const row = (engine: 'mongo' | 'pg', name: string) =>
     `| ${name} | ${pct(inserts.ms[engine], 0.5).toFixed(2)} | ${pct(updates.ms[engine], 0.5).toFixed(2)} | ` +
+    `${pct(plain.ms[engine], 0.5).toFixed(2)} | ` +
     `${kb(inserts.bytes[engine] / WRITES)} | ${kb(updates.bytes[engine] / WRITES)} | ` +
     `${mb(inserted[engine])} | ${mb(updated[engine])} | ${mb(idle[engine])} | ` +
     `**${(idle[engine] / logical).toFixed(1)}×** |`;
   return [
-    `| ${WRITES} single inserts, then one \`$inc\` of each (${mb(logical)} MB of documents) | insert p50 ms | update p50 ms | KB written per insert | KB written per update | MB after inserts | MB after updates | MB after ${IDLE_S} s idle | idle / data |`,
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
-    row('mongo', `${mongoName} (\`j: true\`)`),
-    row('pg', 'PostgreSQL 15 (table + indexes)'),
+    `| ${WRITES} single inserts, then one \`$inc\` of each (${mb(logical)} MB of documents), synced; then another \`$inc\` of each, not synced | insert p50 ms | update p50 ms | unsynced update p50 ms | KB written per insert | KB written per update | MB after inserts | MB after updates | MB after ${IDLE_S} s idle | idle / data |`,
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    row('mongo', `${mongoName} (\`j: true\`; then no \`j\`)`),
+    row('pg', 'PostgreSQL 15 (table + indexes; then `synchronous_commit=off`)'),
   ];
 }
 
@@ -380,6 +415,7 @@ type Read = (i: number) => Promise<unknown>;
 
 function mongoReads(mongo: Mongo): Record<string, Read> {
   const docs = mongo.client.db('bench').collection<Doc>('docs');
+  const admin = mongo.client.db('admin');
   return readsOf(
     (i) => docs.findOne({ _id: idOf(i) }),
     (i) =>
@@ -387,6 +423,7 @@ function mongoReads(mongo: Mongo): Record<string, Read> {
         account: `acct_${String(i % 1000).padStart(4, '0')}`,
         seq: Math.floor(i / 1000),
       }),
+    () => admin.command({ ping: 1 }),
   );
 }
 
@@ -404,14 +441,20 @@ function pgReads(pg: Client, size: number): Record<string, Read> {
         text: `SELECT doc FROM docs_${size} WHERE account = $1 AND seq = $2`,
         values: [`acct_${String(i % 1000).padStart(4, '0')}`, Math.floor(i / 1000)],
       }),
+    () => pg.query('SELECT 1'),
   );
 }
 
-function readsOf(byId: Read, byIndex: Read): Record<string, Read> {
+/**
+ * The reads, and a round trip that reads nothing (`ping`; `SELECT 1`): the floor under each engine
+ * with its own client library, which the reads' gap is measured against.
+ */
+function readsOf(byId: Read, byIndex: Read, nothing: Read): Record<string, Read> {
   return {
     'by _id, uniform': byId,
     'by (account, seq), uniform': byIndex,
     'by _id, hot (one document)': byId,
+    'nothing (`ping`; `SELECT 1`)': nothing,
   };
 }
 

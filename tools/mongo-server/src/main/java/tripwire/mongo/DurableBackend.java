@@ -17,9 +17,9 @@ import io.netty.channel.Channel;
 /**
  * The H2 backend with what the service relies on and the library leaves out:
  * <ul>
- * <li>a write is in the store file before it is acknowledged, so a killed server keeps it (unless
- * sent with `j: false`), and one sent with `j: true` or `w: "majority"` is synced to disk too (see
- * {@link GroupCommit});
+ * <li>a write is in the redo log's file before it is acknowledged, so a killed server keeps it
+ * (unless sent with `j: false`), and one sent with `j: true` or `w: "majority"` is committed to the
+ * store and synced to disk too (see {@link GroupCommit});
  * `serverStatus` counts the syncs (`tripwireStore.syncs`);</li>
  * <li>an insert with duplicate keys reports how many documents went in (the library reports all
  * of them, while its per-document errors are right);</li>
@@ -64,7 +64,7 @@ final class DurableBackend extends H2Backend {
         Document response;
         try {
             response = writes
-                ? commits.writing(() -> super.handleCommand(channel, databaseName, command, query))
+                ? commits.writing(() -> super.handleCommand(channel, databaseName, command, query), acknowledge(query))
                 : super.handleCommand(channel, databaseName, command, query);
         } finally {
             store.deregisterVersionUsage(reading);
@@ -74,10 +74,8 @@ final class DurableBackend extends H2Backend {
         if (command.equals("insert")) {
             correctInsertedCount(query, response);
         }
-        if (durable(query) || command.equalsIgnoreCase("fsync")) {
-            commits.sync(commits.version());
-        } else if (writes && !unjournaled(query)) {
-            commits.write();
+        if (command.equalsIgnoreCase("fsync")) {
+            commits.sync();
         }
         if (command.equalsIgnoreCase("serverStatus")) {
             response.put("tripwireStore", new Document("syncs", commits.syncs())
@@ -91,8 +89,8 @@ final class DurableBackend extends H2Backend {
     }
 
     /**
-     * Commands that change nothing, so they need no commit: otherwise a read would commit what
-     * compaction rewrote, and wait for a compaction pass that holds the store.
+     * Commands that change nothing, so they run beside write commands rather than one at a time
+     * with them, and never wait for a commit or a compaction pass.
      */
     private static final Set<String> READS = Set.of("find", "getmore", "count", "distinct", "aggregate",
         "killcursors", "hello", "ismaster", "ping", "buildinfo", "serverstatus", "dbstats", "collstats",
@@ -105,21 +103,22 @@ final class DurableBackend extends H2Backend {
             stage instanceof Document document && (document.containsKey("$out") || document.containsKey("$merge")));
     }
 
-    /** Whether the command's write concern asks for the journal (`j: true`) or a majority. */
-    private static boolean durable(Document query) {
-        return query.get("writeConcern") instanceof Document concern
-            && (Utils.isTrue(concern.get("j")) || "majority".equals(concern.get("w")));
-    }
-
     /**
-     * Whether the command says `j: false`: answered once applied, and committed with the next
-     * commit (a later write's, or the periodic sync's), as mongod answers it from memory before its
-     * journal is written, so a killed server may lose it as mongod may. The evidence store sends
-     * its records and leaves so, right before the journaled write that makes them durable.
+     * The journal (`j: true`) or a majority is waited for ({@link GroupCommit.Acknowledge#SYNCED}).
+     * A write that says `j: false` is answered once applied, and its frame of the redo log goes to
+     * the file with the next one (a later write's) or with the store's next sync, as mongod answers
+     * it from memory before its journal is written, so a killed server may lose it as mongod may:
+     * the evidence store sends its records and leaves so, right before the journaled write that makes
+     * them durable. Any other write is answered once its frame is in the file.
      */
-    private static boolean unjournaled(Document query) {
-        return query.get("writeConcern") instanceof Document concern
-            && Boolean.FALSE.equals(concern.get("j"));
+    private static GroupCommit.Acknowledge acknowledge(Document query) {
+        if (!(query.get("writeConcern") instanceof Document concern)) {
+            return GroupCommit.Acknowledge.WRITTEN;
+        }
+        if (Utils.isTrue(concern.get("j")) || "majority".equals(concern.get("w"))) {
+            return GroupCommit.Acknowledge.SYNCED;
+        }
+        return Boolean.FALSE.equals(concern.get("j")) ? GroupCommit.Acknowledge.APPLIED : GroupCommit.Acknowledge.WRITTEN;
     }
 
     /** The handshake names the client application (the driver's `appName`); the scan log uses it. */

@@ -3,7 +3,8 @@ package tripwire.mongo;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 
 import org.h2.mvstore.FileStore;
@@ -11,20 +12,20 @@ import org.h2.mvstore.MVStore;
 import org.h2.mvstore.RandomAccessStore;
 
 /**
- * The one way writes reach the disk. Every write command is committed to the store file before it
- * is answered ({@link #write}), so a killed server keeps what it acknowledged (but for writes sent
- * with `j: false`, which the next commit takes, see {@link DurableBackend}); a write that asks
- * for `j: true` or `w: "majority"` is answered only after {@link #sync} has also fsync'd it, and
- * writers waiting at once share one sync. A sync covers every commit before it, acknowledged with
- * `j` or not, as MongoDB's journal does. A sync also runs every {@link #SYNC_EVERY_MS} while
- * anything changed, which bounds what a power loss can take and keeps every overwritten chunk's
- * replacement on disk first (see {@link Main}).
+ * The one way writes reach the disk. A write command is answered once what it changed is in the
+ * redo log's file ({@link RedoLog}), so a killed server keeps what it acknowledged (but for writes
+ * sent with `j: false`, whose frame goes with the next, see {@link DurableBackend}); the store
+ * itself is committed every {@link #SYNC_EVERY_MS} while anything changed, and synced with it,
+ * which bounds what a power loss can take and keeps every overwritten chunk's replacement on disk
+ * first (see {@link Main}). A write that asks for `j: true` or `w: "majority"` is answered only
+ * after {@link #sync} has committed and fsync'd it, and writers waiting at once share one sync. A
+ * sync covers every write before it, acknowledged with `j` or not, as MongoDB's journal does.
  * <p>
- * A commit never takes half a command: write commands run holding {@link #commands} shared, and
- * every commit here (the only ones: MVStore's own are off, see {@link Main}) and every compaction
- * pass hold it alone. Otherwise a commit in the middle of an insert could write the document
- * without its index entries, which a killed server would then keep: the document invisible to
- * queries, and its `_id` refused to every later insert.
+ * A commit never takes half a command: write commands run one at a time holding {@link #writer},
+ * and every commit here (the only ones: MVStore's own are off, see {@link Main}) and every
+ * compaction pass hold it too. Otherwise a commit in the middle of an insert could write the
+ * document without its index entries, which a killed server would then keep: the document
+ * invisible to queries, and its `_id` refused to every later insert. Reads take no lock.
  */
 final class GroupCommit {
 
@@ -49,16 +50,22 @@ final class GroupCommit {
     static final long QUIET_MOVE_BYTES = 64L << 20;
 
     private final MVStore store;
-    /** Fair: a commit waiting goes before commands that come after it. */
-    private final ReentrantReadWriteLock commands = new ReentrantReadWriteLock(true);
+    private final RedoLog log;
+    /**
+     * Held by one write command, commit or compaction pass at a time (reads take none). Fair: a
+     * commit waiting goes before commands that come after it.
+     */
+    private final ReentrantLock writer = new ReentrantLock(true);
     private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(runnable -> {
         Thread thread = new Thread(runnable, "group-commit");
         thread.setDaemon(true);
         return thread;
     });
-    /** Every change made in a store version below this one is on disk. */
-    private long syncedBelow;
-    private long syncs;
+    /** Journaled writers wait here for the log's sync, one at a time. */
+    private final Object journal = new Object();
+    /** The store's version at the last sync: a later one (a compaction's commit) is not on disk yet. */
+    private volatile long syncedVersion;
+    private final AtomicLong syncs = new AtomicLong();
     /** The store's version after the last compaction pass: unchanged means no writes since. */
     private long seenVersion = -1;
     /** Passes without writes in a row that may gain nothing before compaction waits for writes. */
@@ -72,65 +79,112 @@ final class GroupCommit {
     private int quietFill = -1;
     private int passesWithoutGain;
 
-    GroupCommit(MVStore store) {
+    GroupCommit(MVStore store, RedoLog log) {
         this.store = store;
+        this.log = log;
+    }
+
+    /** How long a write command's answer waits. */
+    enum Acknowledge {
+        /** `j: false`: until applied; its frame goes to the log file with the next one, or a sync. */
+        APPLIED,
+        /** No `j`: until its frame is in the log file, which a killed server keeps. */
+        WRITTEN,
+        /** `j: true` or `w: "majority"`: until the log file is synced too. */
+        SYNCED
+    }
+
+    /**
+     * Applies what the log holds beyond the store and syncs it, then starts the periodic sync and
+     * compaction (whose syncs would otherwise start the log over before it was read).
+     * @return how many logged commands were applied
+     */
+    int recover() {
+        int applied;
+        writer.lock();
+        try {
+            applied = log.recover();
+            syncAlone();
+        } finally {
+            writer.unlock();
+        }
         timer.scheduleWithFixedDelay(this::syncIfChanged, SYNC_EVERY_MS, SYNC_EVERY_MS, TimeUnit.MILLISECONDS);
         timer.scheduleWithFixedDelay(this::compact, 1, 1, TimeUnit.SECONDS);
+        return applied;
     }
 
-    /** The version this thread's changes so far belong to: pass it to {@link #sync}. */
-    long version() {
-        return store.getCurrentVersion();
-    }
-
-    /** Runs a write command: no commit starts while it does. */
-    <T> T writing(Supplier<T> command) {
-        commands.readLock().lock();
+    /**
+     * Runs a write command alone and logs what it changed ({@link RedoLog}), then waits as
+     * `acknowledge` asks. A command that created or removed a map (a collection, an index) is
+     * committed and synced instead, as the log can only replay changes to maps the store has.
+     */
+    <T> T writing(Supplier<T> command, Acknowledge acknowledge) {
+        T result;
+        long frame;
+        writer.lock();
         try {
-            return command.get();
+            log.begin();
+            try {
+                result = command.get();
+            } finally {
+                if (log.needsSync()) {
+                    syncAlone();
+                } else {
+                    log.end(acknowledge != Acknowledge.APPLIED);
+                }
+                frame = log.last();
+            }
         } finally {
-            commands.readLock().unlock();
+            writer.unlock();
         }
+        if (acknowledge == Acknowledge.SYNCED) {
+            synchronized (journal) {
+                // Writers that waited here meanwhile are covered by the sync before them.
+                if (log.syncThrough(frame)) {
+                    syncs.incrementAndGet();
+                }
+            }
+        }
+        return result;
     }
 
-    /** Returns once every change made in `version` (and before) is committed and on disk. */
-    synchronized void sync(long version) {
-        if (version < syncedBelow || store.isClosed()) {
+    /** Commits the store and syncs it to disk, with every change so far. */
+    synchronized void sync() {
+        if (store.isClosed()) {
             return;
         }
-        commit();
-        long committedBelow = store.getCurrentVersion();
+        writer.lock();
+        try {
+            syncAlone();
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /** With {@link #writer} held, between commands. */
+    private void commitAlone() {
+        log.beforeCommit();
+        store.commit();
+    }
+
+    /** With {@link #writer} held: the store on disk then holds every frame, so the log starts over. */
+    private void syncAlone() {
+        commitAlone();
         // After the background thread's own commit is written out, not only ours.
         store.executeFilestoreOperation(() -> store.getFileStore().sync());
-        syncedBelow = committedBelow;
-        syncs++;
+        syncedVersion = store.getCurrentVersion();
+        log.afterSync();
+        syncs.incrementAndGet();
     }
 
-    /** Writes what changed to the store file (the OS's cache), without waiting for the disk. */
-    void write() {
-        if (store.hasUnsavedChanges()) {
-            commit();
-        }
-    }
-
-    /** Between commands, never within one. */
-    private void commit() {
-        commands.writeLock().lock();
-        try {
-            store.commit();
-        } finally {
-            commands.writeLock().unlock();
-        }
-    }
-
-    synchronized long syncs() {
-        return syncs;
+    long syncs() {
+        return syncs.get();
     }
 
     private void syncIfChanged() {
         try {
-            if (store.hasUnsavedChanges() || version() > syncedBelow) {
-                sync(version());
+            if (store.hasUnsavedChanges() || store.getCurrentVersion() > syncedVersion) {
+                sync();
             }
         } catch (RuntimeException e) {
             // A failing disk fails the next durable write too; the timer keeps trying.
@@ -149,7 +203,7 @@ final class GroupCommit {
     private synchronized void compact() {
         // Its rewrites are commits too (see the class comment). The lock after the monitor, as in
         // sync, which a quiet pass calls.
-        commands.writeLock().lock();
+        writer.lock();
         try {
             if (store.isClosed()) {
                 return;
@@ -178,12 +232,12 @@ final class GroupCommit {
                     passesWithoutGain++;
                 }
             }
-            store.commit();
+            commitAlone();
             seenVersion = store.getCurrentVersion();
         } catch (RuntimeException e) {
             System.err.println("compaction failed: " + e);
         } finally {
-            commands.writeLock().unlock();
+            writer.unlock();
         }
     }
 
@@ -199,12 +253,12 @@ final class GroupCommit {
      */
     private void compactFile(FileStore<?> file) {
         long stopAt = System.nanoTime() + QUIET_COMPACT_MS * 1_000_000L;
-        sync(version());
+        syncAlone();
         store.setRetentionTime(0);
         try {
             do {
                 store.compact(COMPACT_BELOW_PERCENT, 4 * COMPACT_BYTES);
-                store.commit();
+                commitAlone();
                 store.sync();
                 if (file instanceof RandomAccessStore chunks) {
                     chunks.compactMoveChunks(COMPACT_BELOW_PERCENT, QUIET_MOVE_BYTES, store);
@@ -226,5 +280,7 @@ final class GroupCommit {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        sync();
+        log.close();
     }
 }

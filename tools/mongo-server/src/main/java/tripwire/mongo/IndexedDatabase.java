@@ -26,6 +26,8 @@ final class IndexedDatabase extends H2Database {
      * the store in a field; one server runs per process, so the store is kept here.
      */
     static volatile MVStore store;
+    /** Where the collections' maps log their changes (see {@link RedoLog}); set with the store. */
+    static volatile RedoLog redo;
 
     IndexedDatabase(String databaseName, CursorRegistry cursorRegistry) {
         super(databaseName, store, cursorRegistry);
@@ -52,8 +54,8 @@ final class IndexedDatabase extends H2Database {
         // The same map names as H2Database, so data written by either stays readable.
         String fullName = getFullCollectionNamespace(collectionName);
         MVMap<Object, byte[]> documents = store.openMap("databases." + fullName,
-            new MVMap.Builder<Object, byte[]>().valueType(new BsonDocumentType()));
-        MVMap<String, Object> meta = store.openMap("meta." + fullName);
+            RedoLog.<Object, byte[]>loggedMap().valueType(new BsonDocumentType()));
+        MVMap<String, Object> meta = store.openMap("meta." + fullName, RedoLog.loggedMap());
         return new IndexedCollection(this, collectionName, options, documents, meta, cursorRegistry);
     }
 }

@@ -47,6 +47,9 @@ final class OrderedIndex extends Index<Object> {
     private final MVMap<Entry, Boolean> entries;
     /** An index found in the store is complete, even if empty (sparse): the library must not rebuild it. */
     private final boolean persisted;
+    /** The document the last uniqueness check passed, and the index as it was then. */
+    private Document checked;
+    private Object checkedRoot;
 
     /** Key values and the document's position; `edge` is -1 or +1 only in range bounds. */
     private record Entry(Object[] values, Object position, int edge) {
@@ -78,7 +81,7 @@ final class OrderedIndex extends Index<Object> {
             ascending[i] = keys.get(i).isAscending();
         }
         this.persisted = store.hasMap(mapName);
-        this.entries = store.openMap(mapName, new MVMap.Builder<Entry, Boolean>().keyType(new EntryType()));
+        this.entries = store.openMap(mapName, RedoLog.<Entry, Boolean>loggedMap().keyType(new EntryType()));
         CacheWarmer.warm(store, entries);
     }
 
@@ -195,11 +198,17 @@ final class OrderedIndex extends Index<Object> {
     @Override
     public synchronized void checkAdd(Document document, MongoCollection<Object> collection) {
         checkUnique(document, null, collection);
+        checked = document;
+        checkedRoot = entries.getRootPage();
     }
 
     @Override
     public synchronized void checkUpdate(Document oldDocument, Document newDocument, MongoCollection<Object> collection) {
-        checkUnique(newDocument, positionOf(oldDocument), collection);
+        // Keys left as they were (every update of a document's other fields, and always `_id`'s)
+        // cannot collide: the document's own entry holds them.
+        if (!sameKeys(oldDocument, newDocument)) {
+            checkUnique(newDocument, positionOf(oldDocument), collection);
+        }
     }
 
     private void checkUnique(Document document, Object ownPosition, MongoCollection<Object> collection) {
@@ -218,7 +227,12 @@ final class OrderedIndex extends Index<Object> {
 
     @Override
     public synchronized void add(Document document, Object position, MongoCollection<Object> collection) {
-        checkAdd(document, collection);
+        // The library checks every index before it adds the document to any: checked once, unless
+        // the index changed since (an index being built checks its documents before the first goes in).
+        if (document != checked || entries.getRootPage() != checkedRoot) {
+            checkAdd(document, collection);
+        }
+        checked = null;
         if (skips(document)) {
             return;
         }
@@ -240,15 +254,16 @@ final class OrderedIndex extends Index<Object> {
     public synchronized void updateInPlace(Document oldDocument, Document newDocument, Object position,
                                            MongoCollection<Object> collection) {
         // An update that leaves this index's keys as they were (most `$inc`s and `$set`s) leaves its
-        // pages alone: a synced commit writes every page it touched, whole.
-        List<Object[]> oldKeys = keysOf(oldDocument);
-        List<Object[]> newKeys = keysOf(newDocument);
-        if (skips(oldDocument) == skips(newDocument) && oldKeys.size() == newKeys.size()
-            && Arrays.deepEquals(oldKeys.toArray(), newKeys.toArray())) {
-            return;
+        // pages alone: a commit writes every page it touched, whole.
+        if (!sameKeys(oldDocument, newDocument)) {
+            remove(oldDocument);
+            add(newDocument, position, collection);
         }
-        remove(oldDocument);
-        add(newDocument, position, collection);
+    }
+
+    private boolean sameKeys(Document oldDocument, Document newDocument) {
+        return skips(oldDocument) == skips(newDocument)
+            && Arrays.deepEquals(keysOf(oldDocument).toArray(), keysOf(newDocument).toArray());
     }
 
     @Override
