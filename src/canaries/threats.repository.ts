@@ -155,6 +155,7 @@ export class ThreatsRepository {
    * and one read for those found open.
    */
   async claimStorms(claims: { stormKey: string; at: Date }[], windowMs: number): Promise<Storm[]> {
+    if (!claims.length) return [];
     const storms = claims.map(({ stormKey, at }) => ({
       threatEventId: stormEventId(stormKey, at),
       closesAt: new Date(at.getTime() + windowMs),

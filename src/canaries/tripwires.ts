@@ -321,7 +321,7 @@ export class Tripwires {
       .map(({ stormKey, hits }) => ({ stormKey, at: hits[0]!.at }));
     const [found, claimed] = await Promise.all([
       canaries.hitTargets([...new Set(news.map(({ hits }) => hits[0]!.canaryId))]),
-      claims.length ? threats.claimStorms(claims, settings.stormWindowMs) : [],
+      threats.claimStorms(claims, settings.stormWindowMs),
     ]);
     const live = new Map(found.filter((c) => !c.retiredAt).map((c) => [c.id, c]));
     const storms = known.map((storm) => storm ?? claimed.shift()!);

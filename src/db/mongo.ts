@@ -108,7 +108,6 @@ const NAMESPACE_NOT_FOUND = 26;
 
 const DUPLICATE_KEY = 11000;
 
-/** A unique index (or `_id`) refused the write: how both servers signal "already taken". */
 /**
  * An unordered bulk write in which a duplicate key is an answer, not a failure (an upsert or an
  * insert that another writer's document stood in the way of): its result, and the indexes of the
@@ -131,6 +130,7 @@ export async function bulkWriteAllowingDuplicates<T extends Document>(
   }
 }
 
+/** A unique index (or `_id`) refused the write: how both servers signal "already taken". */
 export function isDuplicateKeyError(err: unknown): boolean {
   if (err instanceof MongoBulkWriteError) {
     return ([] as { code?: number }[])
