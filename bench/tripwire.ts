@@ -7,7 +7,8 @@
  * - a flood of hits on live tripwires (new ones each round, 5 sources each), against the same
  *   route answering unknown tokens (no hit to record); then every live hit must be recorded, and
  *   each storm's alert workflow must have started soon after its first hit (p99 reported).
- * The API runs in this process; a real worker process delivers.
+ * The API runs in its own process (as deployed: this one is the client and the receiver); a real
+ * worker process delivers.
  *
  *   npm run bench:tripwire -- [--alerts 20] [--hits 2000] [--concurrency 10] [--gather-ms 2000]
  *     [--min-rounds 5] [--max-rounds 15]
@@ -22,7 +23,7 @@ import type { Hit } from '../test/support/receiver';
 import { pct, pool } from './support/latency';
 import { interleave, printComparison, roundOptions } from './support/rounds';
 import { startWorkerStack } from './support/worker-stack';
-import { startInProcessApi } from './support/in-process-api';
+import { startApiOnStack } from './support/api-process';
 
 const { values } = parseArgs({
   strict: false,
@@ -47,12 +48,12 @@ async function main(): Promise<void> {
     COOKIE_SECURE: 'false',
   });
   const { receiver, env } = stack;
-  const inProcess = await startInProcessApi(env);
-  const { db, temporal, api, base, call } = inProcess;
+  const api = await startApiOnStack(env);
+  const { db, temporal, base, call } = api;
 
   try {
     await stack.ready();
-    const { auth, userId } = await inProcess.accountWithWebhook({
+    const { auth, userId } = await api.accountWithWebhook({
       name: 'bench',
       url: receiver.url('/hook'),
       secret: SECRET,
@@ -89,8 +90,11 @@ async function main(): Promise<void> {
      * storm's follow-up included): what a run caused is then over.
      */
     let stuck = 0;
-    const settled = async (canaries: Planted[]) => {
-      await api.tripwires.flush();
+    const settled = async (canaries: Planted[], hits: number) => {
+      await api.hitsRecorded(
+        canaries.map((c) => c.id),
+        hits,
+      );
       const events = await db.db
         .collection<{ _id: string }>('threat_events')
         .find({ canaryId: { $in: canaries.map((c) => c.id) } }, { projection: { _id: 1 } })
@@ -150,7 +154,7 @@ async function main(): Promise<void> {
     };
     // Warm-up: the worker's first workflows and connections are not what is measured.
     await pool(10, 5, (i) => readyAlert(-1 - i));
-    const cpu = stack.cpu();
+    const cpu = stack.cpu({ api: api.pid, client: process.pid });
     const maxRounds = roundOptions.maxRounds;
 
     // Canaries planted beforehand (planting is not what is measured): each round fires new ones.
@@ -184,7 +188,7 @@ async function main(): Promise<void> {
             });
             return ms;
           });
-          await settled(round);
+          await settled(round, ALERTS);
           return { ops: ALERTS, ...timed };
         },
       },
@@ -222,18 +226,18 @@ async function main(): Promise<void> {
         'live tripwire hit, answered': async () => {
           const targets = floodTargets[floods++]!;
           const timed = await fire((i) => targets[i % targets.length]!.path);
-          await settled(targets);
+          await settled(targets, HITS);
           return { ops: HITS, ...timed };
         },
       },
       cpu,
     );
-    await api.tripwires.flush();
-    const flooded = floodTargets.slice(0, floods).flat();
-    const ids = flooded.map((t) => t.id);
-    const recorded = await db.db
-      .collection('threat_hits')
-      .countDocuments({ canaryId: { $in: ids } });
+    const ids = floodTargets
+      .slice(0, floods)
+      .flat()
+      .map((t) => t.id);
+    const expected = HITS * floods;
+    const recorded = await api.hitsRecorded(ids, expected);
     // Each storm's alert: started within a second of its first hit (the API starts
     // it; the reconciler would start a missed one only much later).
     const events = await db.db
@@ -282,14 +286,13 @@ async function main(): Promise<void> {
       `> to the alert workflow's start, p50: ready alert (the start call) ${readySplit}; tripwire (the request) ${tripwireSplit}`,
     );
     printComparison(`${HITS} requests a round, ${CONCURRENCY} at a time`, flood);
-    const expected = HITS * floods;
     console.log(
       `\n> recorded ${recorded} of ${expected} live hits; ${events.length} storms, alert started after its first hit: p50 ${pct(startDelays, 50).toFixed(0)} ms, p99 ${pct(startDelays, 99).toFixed(0)} ms, max ${pct(startDelays, 100).toFixed(0)} ms`,
     );
     if (stuck) console.log(`\n> ${stuck} alerts had not ended a minute after their run`);
     if (recorded !== expected) throw new Error(`lost ${expected - recorded} hits`);
   } finally {
-    await inProcess.stop();
+    await api.stop();
     await stack.stop();
   }
 }

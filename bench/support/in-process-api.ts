@@ -6,15 +6,13 @@
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
-import { UsersRepository } from '../../src/accounts/users.repository';
 import { createApp } from '../../src/app';
 import { loadConfig } from '../../src/config';
 import { ALL_INDEXES } from '../../src/db/indexes';
 import { connectMongo, ensureIndexes } from '../../src/db/mongo';
 import { createTemporal } from '../../src/temporal/client';
+import { accountWithWebhook, type Webhook } from './bench-account';
 import { jsonApi } from './json-api';
-
-const PASSWORD = 'benchmark password 123';
 
 export async function startInProcessApi(env: Record<string, string>) {
   const config = loadConfig(env);
@@ -33,26 +31,8 @@ export async function startInProcessApi(env: Record<string, string>) {
     api,
     base,
     call,
-    /**
-     * A new account on the enterprise plan (no limit gets in a benchmark's way) with one signed
-     * webhook channel: its id, and its session's headers for the calls that follow.
-     */
-    async accountWithWebhook(webhook: { name: string; url: string; secret: string }) {
-      const body = JSON.stringify({
-        email: `${webhook.name}-${Date.now()}@example.com`,
-        password: PASSWORD,
-      });
-      const { user_id: userId } = await call('/api/auth/signup', { method: 'POST', body });
-      await new UsersRepository(db.db).setPlan(userId as string, 'enterprise', new Date());
-      const { token } = await call('/api/auth/login', { method: 'POST', body });
-      const auth = { authorization: `Bearer ${token as string}` };
-      await call('/api/alert-channels', {
-        method: 'POST',
-        headers: auth,
-        body: JSON.stringify({ kind: 'webhook', ...webhook }),
-      });
-      return { auth, userId: userId as string };
-    },
+    /** See `accountWithWebhook`. */
+    accountWithWebhook: (webhook: Webhook) => accountWithWebhook(call, db.db, webhook),
     async stop() {
       server.close();
       await api.flush();

@@ -64,6 +64,7 @@ export interface Row {
   cpuAll: number;
   /** Medians of the per-round ratios against the baseline run in the same round. */
   rateRatio: number;
+  p50Ratio: number | null;
   cpuRatio: number;
   /** How far another run's ratios would be expected to land from these (a fraction; 0 for the baseline). */
   agreement: number;
@@ -156,6 +157,7 @@ export async function interleave(
       cpu: new Map(cpu.parts().map((part) => [part, median(own.map((s) => s.cpu.get(part) ?? 0))])),
       cpuAll: median(own.map((s) => s.cpuAll)),
       rateRatio: median(ratios.rate),
+      p50Ratio: ratios.p50.length ? median(ratios.p50) : null,
       cpuRatio: finite(ratios.cpu).length ? median(finite(ratios.cpu)) : Number.NaN,
       agreement:
         name === base
@@ -174,20 +176,26 @@ export async function interleave(
   };
 }
 
-/** Each round's rate and CPU of `name` against the baseline's in the same round. */
+/**
+ * Each round's rate, p50 (when both were timed) and CPU of `name` against the baseline's in the
+ * same round.
+ */
 function pairedRatios(samples: Map<string, Sample[]>, base: string, name: string) {
   const own = samples.get(name)!;
   const ref = samples.get(base)!;
   return {
     rate: own.map((s, i) => s.rate / ref[i]!.rate),
+    p50: own.flatMap((s, i) => {
+      const baseline = ref[i]!.p50;
+      return s.p50 !== null && baseline ? [s.p50 / baseline] : [];
+    }),
     cpu: own.map((s, i) => s.cpuAll / ref[i]!.cpuAll),
   };
 }
 
 function agreementsOf(samples: Map<string, Sample[]>, base: string, name: string): number[] {
-  const ratios = pairedRatios(samples, base, name);
-  const cpu = finite(ratios.cpu);
-  return cpu.length ? [agreementOf(ratios.rate), agreementOf(cpu)] : [agreementOf(ratios.rate)];
+  const { rate, p50, cpu } = pairedRatios(samples, base, name);
+  return [rate, p50, finite(cpu)].filter((r) => r.length).map(agreementOf);
 }
 
 const fixed = (value: number | null, digits: number) =>
@@ -204,12 +212,12 @@ export function printComparison(
     `> median of ${rounds} interleaved rounds (${resolved ? 'resolved' : 'NOT resolved'} to ±${(roundOptions.tolerance * 100).toFixed(0)} % between runs); load average ${loads(load.before)} before, ${loads(load.after)} after\n`,
   );
   console.log(
-    `| Variant | ops/s | p50 ms | p99 ms | rate vs baseline | ${parts.map((p) => `${p} CPU ms/op`).join(' | ')} | all CPU ms/op | CPU vs baseline | ± between runs |`,
+    `| Variant | ops/s | p50 ms | p99 ms | rate vs baseline | p50 vs baseline | ${parts.map((p) => `${p} CPU ms/op`).join(' | ')} | all CPU ms/op | CPU vs baseline | ± between runs |`,
   );
-  console.log(`|---|${'---:|'.repeat(parts.length + 7)}`);
+  console.log(`|---|${'---:|'.repeat(parts.length + 8)}`);
   for (const r of rows) {
     console.log(
-      `| ${r.name} | ${fixed(r.rate, 1)} | ${fixed(r.p50, 1)} | ${fixed(r.p99, 1)} | ${(r.rateRatio * 100).toFixed(0)} % | ${parts.map((p) => fixed(r.cpu.get(p) ?? 0, 2)).join(' | ')} | ${fixed(r.cpuAll, 2)} | ${Number.isNaN(r.cpuRatio) ? '–' : `${r.cpuRatio.toFixed(2)}×`} | ${r.name === rows[0]!.name ? 'baseline' : Number.isNaN(r.agreement) ? '–' : `${(r.agreement * 100).toFixed(0)} %`} |`,
+      `| ${r.name} | ${fixed(r.rate, 1)} | ${fixed(r.p50, 1)} | ${fixed(r.p99, 1)} | ${(r.rateRatio * 100).toFixed(0)} % | ${r.p50Ratio === null ? '–' : `${r.p50Ratio.toFixed(2)}×`} | ${parts.map((p) => fixed(r.cpu.get(p) ?? 0, 2)).join(' | ')} | ${fixed(r.cpuAll, 2)} | ${Number.isNaN(r.cpuRatio) ? '–' : `${r.cpuRatio.toFixed(2)}×`} | ${r.name === rows[0]!.name ? 'baseline' : Number.isNaN(r.agreement) ? '–' : `${(r.agreement * 100).toFixed(0)} %`} |`,
     );
   }
 }

@@ -1,0 +1,45 @@
+/**
+ * The API as the service runs it, in a process of its own (`src/main.ts`), on the stack
+ * `startWorkerStack` made (its database, Temporal and environment), on a free loopback port: its
+ * event loop serves requests only, while this process is the benchmark's client and receiver, as
+ * an attacker's client and a customer's endpoint would be. This process reads the database and
+ * Temporal through its own clients.
+ */
+import { loadConfig } from '../../src/config';
+import { connectMongo } from '../../src/db/mongo';
+import { createTemporal } from '../../src/temporal/client';
+import { startApiProcess } from '../../test/support/api-process';
+import { accountWithWebhook, type Webhook } from './bench-account';
+import { jsonApi } from './json-api';
+
+export async function startApiOnStack(env: Record<string, string>) {
+  const api = await startApiProcess(env);
+  const config = loadConfig(env);
+  const db = await connectMongo(config.MONGODB_URI, config.MONGODB_DB);
+  const temporal = createTemporal(config);
+  const call = jsonApi(api.url);
+  return {
+    db,
+    temporal,
+    base: api.url,
+    call,
+    pid: api.process.child.pid!,
+    /** See `accountWithWebhook`. */
+    accountWithWebhook: (webhook: Webhook) => accountWithWebhook(call, db.db, webhook),
+    /** Once the API has recorded `count` hits on these canaries, or after `withinMs`: the number it has. */
+    async hitsRecorded(canaryIds: string[], count: number, withinMs = 60_000): Promise<number> {
+      const deadline = Date.now() + withinMs;
+      const hits = db.db.collection('threat_hits');
+      for (;;) {
+        const recorded = await hits.countDocuments({ canaryId: { $in: canaryIds } });
+        if (recorded >= count || Date.now() > deadline) return recorded;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+    async stop() {
+      await api.process.stop();
+      await temporal.close();
+      await db.client.close();
+    },
+  };
+}
