@@ -175,10 +175,12 @@ export class HitJournal<T extends { id: string }> {
     const segment = this.active;
     if (!segment) return;
     this.active = null;
-    segment.sealed = true;
     try {
       await segment.fd.close();
     } finally {
+      // Sealed only now: a last entry settled while the file closed must not finish it a second
+      // time (its removal would then run twice).
+      segment.sealed = true;
       this.finishIfSettled(segment);
     }
   }

@@ -5,6 +5,25 @@ import pino from 'pino';
 import { HitJournal, type JournalSettings } from '../../src/canaries/hit-journal';
 
 type Entry = { id: string };
+
+/** Called while a file the journal opened is being closed (after `close` began, before it ends). */
+const mockClosing: { hook?: () => void } = {};
+jest.mock('node:fs/promises', () => {
+  const actual = jest.requireActual<typeof import('node:fs/promises')>('node:fs/promises');
+  return {
+    ...actual,
+    open: async (...args: Parameters<typeof actual.open>) => {
+      const file = await actual.open(...args);
+      const close = file.close.bind(file);
+      file.close = () => {
+        const closed = close();
+        mockClosing.hook?.();
+        return closed;
+      };
+      return file;
+    },
+  };
+});
 const log = pino({ level: 'silent' });
 
 function journalIn(
@@ -92,6 +111,23 @@ describe('the tripwire journal', () => {
     expect(replayed).toEqual([[{ id: 'a' }]]);
     expect(await segments(dir)).toEqual([]);
     await journal.stop();
+  });
+
+  it('when the last entry settles while its segment is being closed, then the segment is removed once', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'journal-'));
+    const lines: string[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) });
+    const journal = journalIn(dir, [], false, 60_000, logger);
+    const held = await journal.append({ id: 'a' });
+    // The hit's recording ends exactly while the segment's file is being closed.
+    mockClosing.hook = () => held.settle(true);
+    try {
+      await journal.stop();
+    } finally {
+      delete mockClosing.hook;
+    }
+    expect(await segments(dir)).toEqual([]);
+    expect(lines).toEqual([]);
   });
 
   it('when another live journal writes in the same directory, then its segment is left alone', async () => {
