@@ -26,8 +26,9 @@
  *    the first thousands), after the store has finished compacting what filling it left behind.
  *    The `--reads` calls of each come in `--blocks` blocks, every read's turn once per block; the
  *    large / small ratio is the median of the blocks' p50 ratios (a spell of load falls on one
- *    block, not on the answer), beside the server process's own CPU per call at each size (from
- *    /proc: all the embedded server's threads; the PostgreSQL backend serving that size).
+ *    block, not on the answer), beside the server process's own CPU per call at each size and
+ *    its ratio, also medians of the blocks (from /proc: all the embedded server's threads; the
+ *    PostgreSQL backend serving that size).
  *
  * 4. With `--soak N`: N minutes of the service's mix at 25 requests/s (each a session read, a meter
  *    counter `$inc` and a `j: true` evidence append), the store file and the server's resident
@@ -632,31 +633,29 @@ async function main(): Promise<void> {
       );
       const n = (x: number) => x.toLocaleString('en');
       lines.push(
-        `| Read (${BLOCKS} blocks of ${PER_BLOCK} calls each, taking turns, after ${WARMUP} unmeasured) | engine | p50 ms at ${n(smallest)} | p50 ms at ${n(largest)} | large / small, median block | blocks' range | server CPU µs per call at ${n(smallest)} | at ${n(largest)} | CPU large / small | p99 ms at ${n(smallest)} | p99 ms at ${n(largest)} | p50 / PostgreSQL at ${n(largest)} |`,
+        `| Read (${BLOCKS} blocks of ${PER_BLOCK} calls each, taking turns, after ${WARMUP} unmeasured) | engine | p50 ms at ${n(smallest)} | p50 ms at ${n(largest)} | large / small, median block | blocks' range | server CPU µs per call at ${n(smallest)}, median block | at ${n(largest)} | CPU large / small, median block | p99 ms at ${n(smallest)} | p99 ms at ${n(largest)} | p50 / PostgreSQL at ${n(largest)} |`,
         '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
       );
       for (const name of Object.keys(blocks[0]!)) {
         const all = (target: TargetName) => blocks.flatMap((block) => block[name]![target].ms);
-        const cpuUs = (target: TargetName) =>
-          blocks.reduce((sum, block) => sum + block[name]![target].cpuNs, 0) /
-          1e3 /
-          (BLOCKS * PER_BLOCK);
+        /** A figure of each block (`of` its calls of this read), sorted. */
+        const perBlock = (of: (read: Sample[string]) => number) =>
+          blocks.map((block) => of(block[name]!)).sort((a, b) => a - b);
+        const p50 = (read: Sample[string], target: TargetName) => pct(read[target].ms, 0.5);
+        const cpuUs = (read: Sample[string], target: TargetName) =>
+          read[target].cpuNs / 1e3 / PER_BLOCK;
         for (const [engine, smallTarget, largeTarget] of [
           [mongoName, 'mongoSmall', 'mongoLarge'],
           ['PostgreSQL 15', 'pgSmall', 'pgLarge'],
         ] as const) {
-          const ratios = blocks
-            .map(
-              (block) =>
-                pct(block[name]![largeTarget].ms, 0.5) / pct(block[name]![smallTarget].ms, 0.5),
-            )
-            .sort((a, b) => a - b);
+          const ratios = perBlock((read) => p50(read, largeTarget) / p50(read, smallTarget));
+          const cpuRatios = perBlock((read) => cpuUs(read, largeTarget) / cpuUs(read, smallTarget));
           const [small50, large50] = [pct(all(smallTarget), 0.5), pct(all(largeTarget), 0.5)];
-          const [smallCpu, largeCpu] = [cpuUs(smallTarget), cpuUs(largeTarget)];
           lines.push(
             `| ${name} | ${engine} | ${small50.toFixed(3)} | ${large50.toFixed(3)} | ` +
               `**${median(ratios).toFixed(2)}** | ${ratios[0]!.toFixed(2)}–${ratios[ratios.length - 1]!.toFixed(2)} | ` +
-              `${smallCpu.toFixed(0)} | ${largeCpu.toFixed(0)} | ${(largeCpu / smallCpu).toFixed(2)} | ` +
+              `${median(perBlock((read) => cpuUs(read, smallTarget))).toFixed(0)} | ${median(perBlock((read) => cpuUs(read, largeTarget))).toFixed(0)} | ` +
+              `${median(cpuRatios).toFixed(2)} | ` +
               `${pct(all(smallTarget), 0.99).toFixed(3)} | ${pct(all(largeTarget), 0.99).toFixed(3)} | ` +
               `${(large50 / pct(all('pgLarge'), 0.5)).toFixed(2)} |`,
           );
