@@ -5,7 +5,8 @@
  * on a free port, fsync on, one commit per statement, over loopback TCP.
  *
  *   npm run bench:database -- [--sizes 1000,10000,100000] [--writes 20000] [--reads 1000]
- *                             [--warmup 5000] [--idle 15] [--soak 0] [--data-dir .data/bench-database]
+ *                             [--blocks 5] [--warmup 5000] [--idle 15] [--soak 0]
+ *                             [--data-dir .data/bench-database]
  *
  * 1. Writes: `--writes` single inserts of 275-byte documents (random `_id`s), then one `$inc` of
  *    each, every one acknowledged only once on disk (`j: true`; PostgreSQL: a synced commit). The
@@ -23,6 +24,11 @@
  *    nothing (`ping`; `SELECT 1`): the floor each engine's client and loopback set. Before they
  *    are measured, `--warmup` unmeasured calls of each (a fresh JVM compiles its hot paths over
  *    the first thousands), after the store has finished compacting what filling it left behind.
+ *    The `--reads` calls of each come in `--blocks` blocks, every read's turn once per block; the
+ *    large / small ratio is the median of the blocks' p50 ratios (a spell of load falls on one
+ *    block, not on the answer), beside the server process's own CPU per call at each size and
+ *    its ratio, also medians of the blocks (from /proc: all the embedded server's threads; the
+ *    PostgreSQL backend serving that size).
  *
  * 4. With `--soak N`: N minutes of the service's mix at 25 requests/s (each a session read, a meter
  *    counter `$inc` and a `j: true` evidence append), the store file and the server's resident
@@ -33,7 +39,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
-import { chownSync, readFileSync } from 'node:fs';
+import { chownSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -47,6 +53,7 @@ const { values } = parseArgs({
     sizes: { type: 'string', default: '1000,10000,100000' },
     writes: { type: 'string', default: '20000' },
     reads: { type: 'string', default: '1000' },
+    blocks: { type: 'string', default: '5' },
     warmup: { type: 'string', default: '5000' },
     idle: { type: 'string', default: '15' },
     soak: { type: 'string', default: '0' },
@@ -67,6 +74,12 @@ if (
 }
 const WRITES = Number(values.writes);
 const READS = Number(values.reads);
+const BLOCKS = Number(values.blocks);
+if (!Number.isInteger(BLOCKS) || BLOCKS < 1 || READS < BLOCKS) {
+  console.error(`--blocks must be a whole number from 1 to --reads (got ${values.blocks})`);
+  process.exit(2);
+}
+const PER_BLOCK = Math.ceil(READS / BLOCKS);
 const WARMUP = Number(values.warmup);
 const IDLE_S = Number(values.idle);
 const SOAK_MINUTES = Number(values.soak);
@@ -206,6 +219,8 @@ async function pgBytesWritten(pg: Client): Promise<number> {
 
 const pct = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) * p)]!;
+/** The middle value of sorted `xs` (the mean of the middle two when their number is even). */
+const median = (xs: number[]) => (xs[(xs.length - 1) >> 1]! + xs[xs.length >> 1]!) / 2;
 const mb = (bytes: number) => (bytes / 1e6).toFixed(1);
 const kb = (bytes: number) => (bytes / 1e3).toFixed(1);
 
@@ -458,26 +473,55 @@ function readsOf(byId: Read, byIndex: Read, nothing: Read): Record<string, Read>
   };
 }
 
-type Targets = Record<'mongoSmall' | 'mongoLarge' | 'pgSmall' | 'pgLarge', Record<string, Read>>;
+type TargetName = 'mongoSmall' | 'mongoLarge' | 'pgSmall' | 'pgLarge';
+/** One engine at one size: the reads, and the server process that answers them. */
+interface Target {
+  pid: number;
+  reads: Record<string, Read>;
+}
+/** Per read and target: ms of each call, and the CPU the server process used for all of them. */
+type Sample = Record<string, Record<TargetName, { ms: number[]; cpuNs: number }>>;
 
 /**
- * Per read, ms of each call on each engine and size, taking turns call by call, after `WARMUP`
- * unmeasured calls of each.
+ * CPU time a process has used so far, all its threads, in ns (Linux /proc `schedstat`, which
+ * counts to the nanosecond where `stat` counts 10 ms ticks, too coarse for a block of reads).
  */
-async function compareReads(targets: Targets, sizes: [number, number]) {
-  await sample(targets, sizes, WARMUP);
-  return sample(targets, sizes, READS);
+function cpuNs(pid: number): number {
+  let total = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      total += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return total;
 }
 
-async function sample(targets: Targets, sizes: [number, number], calls: number) {
-  const result: Record<string, Record<keyof Targets, number[]>> = {};
-  for (const name of Object.keys(targets.mongoSmall)) {
+/** `WARMUP` unmeasured calls of each read on each target, then `BLOCKS` measured blocks. */
+async function compareReads(targets: Record<TargetName, Target>, sizes: [number, number]) {
+  await sample(targets, sizes, WARMUP);
+  const blocks: Sample[] = [];
+  for (let b = 0; b < BLOCKS; b++) blocks.push(await sample(targets, sizes, PER_BLOCK));
+  return blocks;
+}
+
+/** Each read in turn, `calls` rounds of it, each round calling the four targets in a new order. */
+async function sample(
+  targets: Record<TargetName, Target>,
+  sizes: [number, number],
+  calls: number,
+): Promise<Sample> {
+  const result: Sample = {};
+  const targetNames = Object.keys(targets) as TargetName[];
+  for (const name of Object.keys(targets.mongoSmall.reads)) {
     const hot = name.includes('hot');
-    const ms = { mongoSmall: [], mongoLarge: [], pgSmall: [], pgLarge: [] } as Record<
-      keyof Targets,
+    const ms = Object.fromEntries(targetNames.map((t) => [t, [] as number[]])) as Record<
+      TargetName,
       number[]
     >;
-    const targetNames = Object.keys(ms) as (keyof Targets)[];
+    // Each server answers only its own target's calls, so its CPU over the rounds is theirs.
+    const cpuBefore = targetNames.map((t) => cpuNs(targets[t].pid));
     for (let i = 0; i < calls; i++) {
       // A new order each round: the first call after another engine's pays for waking it, which
       // a fixed order charged to the same target every time.
@@ -485,11 +529,13 @@ async function sample(targets: Targets, sizes: [number, number], calls: number) 
         const size = which.endsWith('Small') ? sizes[0] : sizes[1];
         const pick = hot ? Math.floor(size / 2) : randomInt(size);
         const started = performance.now();
-        await targets[which][name]!(pick);
+        await targets[which].reads[name]!(pick);
         ms[which].push(performance.now() - started);
       }
     }
-    result[name] = ms;
+    result[name] = Object.fromEntries(
+      targetNames.map((t, k) => [t, { ms: ms[t], cpuNs: cpuNs(targets[t].pid) - cpuBefore[k]! }]),
+    ) as Sample[string];
   }
   return result;
 }
@@ -568,33 +614,50 @@ async function main(): Promise<void> {
       await stopMongo(small);
       throw err;
     });
+    // A connection, and so a backend process, per size: each backend's CPU is its size's reads'.
+    const pgSmall = await pg.connect();
+    const pgLarge = await pg.connect();
+    const backend = async (client: Client) =>
+      (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
     try {
       await settled(small);
       await settled(large);
-      const ms = await compareReads(
+      const blocks = await compareReads(
         {
-          mongoSmall: mongoReads(small),
-          mongoLarge: mongoReads(large),
-          pgSmall: pgReads(pgClient, smallest),
-          pgLarge: pgReads(pgClient, largest),
+          mongoSmall: { pid: small.server.process.child.pid!, reads: mongoReads(small) },
+          mongoLarge: { pid: large.server.process.child.pid!, reads: mongoReads(large) },
+          pgSmall: { pid: await backend(pgSmall), reads: pgReads(pgSmall, smallest) },
+          pgLarge: { pid: await backend(pgLarge), reads: pgReads(pgLarge, largest) },
         },
         [smallest, largest],
       );
       const n = (x: number) => x.toLocaleString('en');
       lines.push(
-        `| Read (${READS} calls each, taking turns, after ${WARMUP} unmeasured) | engine | p50 ms at ${n(smallest)} | p50 ms at ${n(largest)} | large / small | p99 ms at ${n(smallest)} | p99 ms at ${n(largest)} | p50 / PostgreSQL at ${n(largest)} |`,
-        '|---|---|---:|---:|---:|---:|---:|---:|',
+        `| Read (${BLOCKS} blocks of ${PER_BLOCK} calls each, taking turns, after ${WARMUP} unmeasured) | engine | p50 ms at ${n(smallest)} | p50 ms at ${n(largest)} | large / small, median block | blocks' range | server CPU µs per call at ${n(smallest)}, median block | at ${n(largest)} | CPU large / small, median block | p99 ms at ${n(smallest)} | p99 ms at ${n(largest)} | p50 / PostgreSQL at ${n(largest)} |`,
+        '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
       );
-      for (const [name, read] of Object.entries(ms)) {
-        for (const [engine, small, large] of [
-          [mongoName, read.mongoSmall, read.mongoLarge],
-          ['PostgreSQL 15', read.pgSmall, read.pgLarge],
+      for (const name of Object.keys(blocks[0]!)) {
+        const all = (target: TargetName) => blocks.flatMap((block) => block[name]![target].ms);
+        /** A figure of each block (`of` its calls of this read), sorted. */
+        const perBlock = (of: (read: Sample[string]) => number) =>
+          blocks.map((block) => of(block[name]!)).sort((a, b) => a - b);
+        const p50 = (read: Sample[string], target: TargetName) => pct(read[target].ms, 0.5);
+        const cpuUs = (read: Sample[string], target: TargetName) =>
+          read[target].cpuNs / 1e3 / PER_BLOCK;
+        for (const [engine, smallTarget, largeTarget] of [
+          [mongoName, 'mongoSmall', 'mongoLarge'],
+          ['PostgreSQL 15', 'pgSmall', 'pgLarge'],
         ] as const) {
-          const [s50, l50] = [pct(small, 0.5), pct(large, 0.5)];
-          const vsPg = l50 / pct(read.pgLarge, 0.5);
+          const ratios = perBlock((read) => p50(read, largeTarget) / p50(read, smallTarget));
+          const cpuRatios = perBlock((read) => cpuUs(read, largeTarget) / cpuUs(read, smallTarget));
+          const [small50, large50] = [pct(all(smallTarget), 0.5), pct(all(largeTarget), 0.5)];
           lines.push(
-            `| ${name} | ${engine} | ${s50.toFixed(3)} | ${l50.toFixed(3)} | **${(l50 / s50).toFixed(2)}** | ` +
-              `${pct(small, 0.99).toFixed(3)} | ${pct(large, 0.99).toFixed(3)} | ${vsPg.toFixed(2)} |`,
+            `| ${name} | ${engine} | ${small50.toFixed(3)} | ${large50.toFixed(3)} | ` +
+              `**${median(ratios).toFixed(2)}** | ${ratios[0]!.toFixed(2)}–${ratios[ratios.length - 1]!.toFixed(2)} | ` +
+              `${median(perBlock((read) => cpuUs(read, smallTarget))).toFixed(0)} | ${median(perBlock((read) => cpuUs(read, largeTarget))).toFixed(0)} | ` +
+              `${median(cpuRatios).toFixed(2)} | ` +
+              `${pct(all(smallTarget), 0.99).toFixed(3)} | ${pct(all(largeTarget), 0.99).toFixed(3)} | ` +
+              `${(large50 / pct(all('pgLarge'), 0.5)).toFixed(2)} |`,
           );
         }
       }
@@ -604,6 +667,8 @@ async function main(): Promise<void> {
           `${mb(residentBytes(large.server.process.child.pid!))} MB at ${n(largest)}.`,
       );
     } finally {
+      await pgSmall.end();
+      await pgLarge.end();
       await stopMongo(small);
       await stopMongo(large);
     }
