@@ -7,6 +7,9 @@
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { cpuBetween, type Part, type StackCpu } from './cpu';
+
+/** What `interleave` reads CPU from: a `StackCpu`, or parts summed over several (a group of workers). */
+export type CpuMeter = Pick<StackCpu, 'read' | 'parts'>;
 import { pct } from './latency';
 
 /**
@@ -73,6 +76,8 @@ export interface Row {
 export interface Comparison {
   rows: Row[];
   rounds: number;
+  /** A measurement that cannot take turns (a fill, a one-off peak): one run, nothing resolved. */
+  oneOff?: boolean;
   parts: Part[];
   resolved: boolean;
   load: { before: number[]; after: number[] };
@@ -105,7 +110,7 @@ const finite = (ratios: number[]) => ratios.filter((r) => Number.isFinite(r));
 /** Runs every variant once a round, in turns, for at least `minRounds` and until resolved. */
 export async function interleave(
   variants: Record<string, Variant>,
-  cpu: StackCpu,
+  cpu: CpuMeter,
   options = roundOptions,
 ): Promise<Comparison> {
   const names = Object.keys(variants);
@@ -177,6 +182,15 @@ export async function interleave(
 }
 
 /**
+ * One run of something that cannot take turns with a baseline (a fill, a one-off memory peak):
+ * its rate and CPU per operation in every part, with the load average it ran under.
+ */
+export async function runOnce(name: string, run: Variant, cpu: CpuMeter): Promise<Comparison> {
+  const comparison = await interleave({ [name]: run }, cpu, { ...roundOptions, minRounds: 1, maxRounds: 1 });
+  return { ...comparison, oneOff: true };
+}
+
+/**
  * Each round's rate, p50 (when both were timed) and CPU of `name` against the baseline's in the
  * same round.
  */
@@ -198,26 +212,33 @@ function agreementsOf(samples: Map<string, Sample[]>, base: string, name: string
   return [rate, p50, finite(cpu)].filter((r) => r.length).map(agreementOf);
 }
 
-const fixed = (value: number | null, digits: number) =>
-  value === null ? '–' : value.toFixed(digits);
-
-/** The comparison as a Markdown table, with how it was taken. */
+/**
+ * The comparison as a Markdown table, with how it was taken. `unit` is that of the latencies and
+ * the CPU per operation (µs for operations of microseconds, so that they do not read as 0.0).
+ */
 export function printComparison(
   title: string,
-  { rows, rounds, parts, resolved, load }: Comparison,
+  { rows, rounds, parts, resolved, load, oneOff }: Comparison,
+  { unit = 'ms' }: { unit?: 'ms' | 'µs' } = {},
 ): void {
   const loads = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
+  const scale = unit === 'µs' ? 1000 : 1;
+  const fixed = (value: number | null, digits: number) =>
+    value === null ? '–' : (value * scale).toFixed(digits);
+  const how = oneOff
+    ? 'one run (a one-off: nothing to take turns with)'
+    : `median of ${rounds} interleaved rounds (${resolved ? 'resolved' : 'NOT resolved'} to ±${(roundOptions.tolerance * 100).toFixed(0)} % between runs)`;
   console.log(`\n> ${title}`);
   console.log(
-    `> median of ${rounds} interleaved rounds (${resolved ? 'resolved' : 'NOT resolved'} to ±${(roundOptions.tolerance * 100).toFixed(0)} % between runs); load average ${loads(load.before)} before, ${loads(load.after)} after\n`,
+    `> ${how}; load average ${loads(load.before)} before, ${loads(load.after)} after\n`,
   );
   console.log(
-    `| Variant | ops/s | p50 ms | p99 ms | rate vs baseline | p50 vs baseline | ${parts.map((p) => `${p} CPU ms/op`).join(' | ')} | all CPU ms/op | CPU vs baseline | ± between runs |`,
+    `| Variant | ops/s | p50 ${unit} | p99 ${unit} | rate vs baseline | p50 vs baseline | ${parts.map((p) => `${p} CPU ${unit}/op`).join(' | ')} | all CPU ${unit}/op | CPU vs baseline | ± between runs |`,
   );
   console.log(`|---|${'---:|'.repeat(parts.length + 8)}`);
   for (const r of rows) {
     console.log(
-      `| ${r.name} | ${fixed(r.rate, 1)} | ${fixed(r.p50, 1)} | ${fixed(r.p99, 1)} | ${(r.rateRatio * 100).toFixed(0)} % | ${r.p50Ratio === null ? '–' : `${r.p50Ratio.toFixed(2)}×`} | ${parts.map((p) => fixed(r.cpu.get(p) ?? 0, 2)).join(' | ')} | ${fixed(r.cpuAll, 2)} | ${Number.isNaN(r.cpuRatio) ? '–' : `${r.cpuRatio.toFixed(2)}×`} | ${r.name === rows[0]!.name ? 'baseline' : Number.isNaN(r.agreement) ? '–' : `${(r.agreement * 100).toFixed(0)} %`} |`,
+      `| ${r.name} | ${r.rate.toFixed(1)} | ${fixed(r.p50, 1)} | ${fixed(r.p99, 1)} | ${(r.rateRatio * 100).toFixed(0)} % | ${r.p50Ratio === null ? '–' : `${r.p50Ratio.toFixed(2)}×`} | ${parts.map((p) => fixed(r.cpu.get(p) ?? 0, 2)).join(' | ')} | ${fixed(r.cpuAll, 2)} | ${Number.isNaN(r.cpuRatio) ? '–' : `${r.cpuRatio.toFixed(2)}×`} | ${r.name === rows[0]!.name ? 'baseline' : Number.isNaN(r.agreement) ? '–' : `${(r.agreement * 100).toFixed(0)} %`} |`,
     );
   }
 }
