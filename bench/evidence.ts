@@ -20,6 +20,7 @@ import { EvidenceLog } from '../src/evidence/log/evidence-log';
 import { generateSigner } from '../src/evidence/log/signed-note';
 import { post, withBenchServer } from './support/harness';
 import { interleave, printComparison, runOnce, type Variant } from './support/rounds';
+import { sequential } from './support/latency';
 
 const { values } = parseArgs({
   options: {
@@ -38,20 +39,6 @@ const data = (i: number) => ({
   request: { method: 'POST', path: '/shield/inspect', status: 200, request_id: `req-${i}` },
 });
 
-/** `n` operations, one at a time, each `per` records; every round goes on where the last stopped. */
-function sequential(n: number, op: (i: number) => Promise<unknown>, per = 1): Variant {
-  let from = 0;
-  return async () => {
-    const latencies: number[] = [];
-    for (let i = from; i < from + n; i++) {
-      const started = performance.now();
-      await op(i);
-      latencies.push(performance.now() - started);
-    }
-    from += n;
-    return { ops: n * per, latencies };
-  };
-}
 
 
 void withBenchServer(async ({ url, cpu, mongoUri, dbName }) => {
