@@ -1,11 +1,14 @@
 /**
  * The decoy listeners with real clients: Postgres logins (`pg`) and DNS lookups (Node's resolver),
- * each with a live canary's secret against an unknown one in the same run. An attacker must not be
- * able to tell them apart by time, and every live attempt must be recorded: the two kinds of
- * attempt are interleaved, and the report gives latency p50/p95/p99 of both, their ratio, and the
- * hits recorded against the live attempts made.
+ * each with a live canary's secret against an unknown one (the baseline) in the same run. An
+ * attacker must not be able to tell them apart by time, and every live attempt must be recorded:
+ * the two kinds take turns round by round, `--attempts` each, until resolved
+ * (bench/support/rounds.ts), and the report gives the latency of both, their ratio, the CPU per
+ * attempt of every part of the stack (the listeners and the API run in this process, beside the
+ * clients; a live round lasts until its hits are recorded, so that their CPU counts in it), and
+ * the hits recorded against the live attempts made.
  *
- *   npm run bench:listeners -- [--attempts 500] [--concurrency 10]
+ *   npm run bench:listeners -- [--attempts 200] [--concurrency 10] [--min-rounds 5] [--max-rounds 15]
  */
 import { Resolver } from 'node:dns/promises';
 import { parseArgs } from 'node:util';
@@ -19,14 +22,17 @@ import { ALL_INDEXES } from '../src/db/indexes';
 import { connectMongo, ensureIndexes } from '../src/db/mongo';
 import { createTemporal } from '../src/temporal/client';
 import { freePort } from '../tools/stack';
-import { pct, pool } from './support/latency';
+import { pool } from './support/latency';
+import { interleave, printComparison, type Variant } from './support/rounds';
 import { startWorkerStack } from './support/worker-stack';
 
 const { values } = parseArgs({
   options: {
-    attempts: { type: 'string', default: '500' },
+    attempts: { type: 'string', default: '200' },
     concurrency: { type: 'string', default: '10' },
   },
+  allowPositionals: true,
+  strict: false,
 });
 const ATTEMPTS = Number(values.attempts);
 const CONCURRENCY = Number(values.concurrency);
@@ -88,54 +94,52 @@ async function main(): Promise<void> {
       return performance.now() - started;
     };
 
-    const rows: string[] = [];
+    const cpu = stack.cpu();
+    const hits = db.db.collection('threat_hits');
     const compare = async (
       label: string,
       unknown: (i: number) => Promise<number>,
       live: (i: number) => Promise<number>,
       canaryId: string,
     ) => {
-      const hits = db.db.collection('threat_hits');
       const before = await hits.countDocuments({ canaryId });
-      // Interleaved, so both kinds of attempt meet the same load (recording included).
-      const base: number[] = [];
-      const fired: number[] = [];
-      await pool(2 * ATTEMPTS, CONCURRENCY, async (i) => {
-        const ms = await (i % 2 ? live : unknown)(i >> 1);
-        (i % 2 ? fired : base).push(ms);
-        return ms;
-      });
-      [base, fired].forEach((l) => l.sort((a, b) => a - b));
-      await api.tripwires.flush();
+      let made = 0;
+      const attempts =
+        (attempt: (i: number) => Promise<number>, recorded: boolean): Variant =>
+        async () => {
+          const from = made;
+          made += ATTEMPTS;
+          const run = await pool(ATTEMPTS, CONCURRENCY, (i) => attempt(from + i));
+          if (recorded) await api.tripwires.flush();
+          return { ops: ATTEMPTS, latencies: run.latencies, seconds: run.seconds };
+        };
+      const comparison = await interleave(
+        {
+          'unknown secret (baseline)': attempts(unknown, false),
+          'live canary': attempts(live, true),
+        },
+        cpu,
+      );
       const recorded = (await hits.countDocuments({ canaryId })) - before;
-      const ms = (l: number[]) => [50, 95, 99].map((p) => pct(l, p).toFixed(1)).join(' / ');
-      rows.push(
-        `| ${label} | ${ms(base)} | ${ms(fired)} | ${(pct(fired, 50) / pct(base, 50)).toFixed(2)} | ${recorded} of ${ATTEMPTS} |`,
+      printComparison(
+        `${label}: ${ATTEMPTS} attempts a round each, ${CONCURRENCY} at a time; ${recorded} hits recorded of ${comparison.rounds * ATTEMPTS} live attempts; api is this process (listeners, API and clients)`,
+        comparison,
       );
     };
-    console.error(`${ATTEMPTS} Postgres logins each way, ${CONCURRENCY} at a time…`);
+    console.error(`Postgres logins, ${ATTEMPTS} a round each way, ${CONCURRENCY} at a time…`);
     await compare(
       'Postgres login (pg)',
       pgLogin(unknownUrl.toString()),
       pgLogin(database.value),
       database.canary_id,
     );
-    console.error(`${ATTEMPTS} DNS lookups each way…`);
+    console.error(`DNS lookups, ${ATTEMPTS} a round each way…`);
     // Distinct names below the token, so no cache answers for the listener.
     await compare(
       'DNS A lookup (UDP)',
       lookup((i) => `n${i}.unknown-label.${ZONE}`),
       lookup((i) => `n${i}.${dns.value}`),
       dns.canary_id,
-    );
-    console.log(
-      [
-        `Decoy listeners, ${ATTEMPTS} attempts each way, concurrency ${CONCURRENCY}`,
-        '',
-        '| Client | unknown secret p50 / p95 / p99 ms | live canary p50 / p95 / p99 ms | p50 ratio | hits recorded |',
-        '| --- | --- | --- | --- | --- |',
-        ...rows,
-      ].join('\n'),
     );
   } finally {
     await listeners.close();
