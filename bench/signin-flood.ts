@@ -17,7 +17,7 @@
 import { randomUUID } from 'node:crypto';
 import { options, post, withBenchServer } from './support/harness';
 import { pct } from './support/latency';
-import { interleave, printComparison, type Variant } from './support/rounds';
+import { interleave, median, printComparison, type Variant } from './support/rounds';
 
 const PASSWORD = 'correct horse battery staple';
 const USER_SOURCE = '203.0.113.10';
@@ -144,7 +144,6 @@ void withBenchServer(async ({ url, cpu }) => {
     comparison,
   );
   const idle = seen.get(Object.keys(floods)[0]!)!.meP50;
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   console.log(
     `\n> The same phases: the user's /users/me (medians over the ${comparison.rounds} rounds) and every answer\n`,
   );

@@ -1,9 +1,11 @@
 /**
  * Whether a tripwire answer gives a canary away by its timing, now that every presented token is
- * journaled before the answer: unknown tokens (the baseline) and canary tokens fetched in turns,
- * `--requests` a round each, until resolved (bench/support/rounds.ts), their latencies side by
- * side with the CPU per request of every part of the stack (the API runs in this process, beside
- * the client; a canary round lasts until its hits are recorded, so that their CPU counts in it);
+ * journaled before the answer: a run is `--requests` requests, each a coin toss between a canary
+ * and an unknown token (so both kinds meet the same load, the recording of the canary hits
+ * included), and lasts until the hits are recorded; each round has two, one timing the unknown
+ * tokens (the baseline), one the canaries, until resolved (bench/support/rounds.ts). Beside the
+ * latencies, the CPU per request of the mix in every part of the stack (the API runs in this
+ * process, beside the client);
  * and what a journal append costs on its own (write + fdatasync, group-committed) on the disk of
  * TRIPWIRE_JOURNAL_DIR, one at a time (the baseline) against `--concurrency` at once.
  *
@@ -18,7 +20,7 @@ import pino from 'pino';
 import { HitJournal } from '../src/canaries/hit-journal';
 import type { StackCpu } from './support/cpu';
 import { pool } from './support/latency';
-import { interleave, printComparison } from './support/rounds';
+import { interleave, printComparison, type Variant } from './support/rounds';
 import { startWorkerStack } from './support/worker-stack';
 import { startInProcessApi } from './support/in-process-api';
 
@@ -106,28 +108,39 @@ async function main(): Promise<void> {
 
     const cpu = stack.cpu();
     let sent = 0;
-    const requests = (canary: boolean) => async () => {
-      const from = sent;
-      sent += REQUESTS;
-      const run = await pool(REQUESTS, CONCURRENCY, async (n) => {
-        const i = from + n;
-        const live = canaries[i % canaries.length]!;
-        const path = canary ? live : live.replace(/[^/]+$/, `not-a-tripwire-${i}`);
-        const started = performance.now();
-        const res = await fetch(`${base}${path}`, {
-          headers: { 'x-forwarded-for': `203.0.113.${i % 5}` },
-          redirect: 'manual',
+    /**
+     * REQUESTS requests, each a coin toss between a canary and an unknown token, so that both
+     * kinds meet the same load (the canary hits' recording included); the run reports the
+     * latencies of one kind, and lasts until the hits are recorded.
+     */
+    const requests =
+      (timed: 'canary' | 'unknown'): Variant =>
+      async () => {
+        const from = sent;
+        sent += REQUESTS;
+        const latencies: number[] = [];
+        const run = await pool(REQUESTS, CONCURRENCY, async (n) => {
+          const i = from + n;
+          const canary = Math.random() < 0.5;
+          const live = canaries[i % canaries.length]!;
+          const path = canary ? live : live.replace(/[^/]+$/, `not-a-tripwire-${i}`);
+          const started = performance.now();
+          const res = await fetch(`${base}${path}`, {
+            headers: { 'x-forwarded-for': `203.0.113.${i % 5}` },
+            redirect: 'manual',
+          });
+          await res.arrayBuffer();
+          const ms = performance.now() - started;
+          if (canary === (timed === 'canary')) latencies.push(ms);
+          return ms;
         });
-        await res.arrayBuffer();
-        return performance.now() - started;
-      });
-      if (canary) await api.tripwires.flush();
-      return { ops: REQUESTS, latencies: run.latencies, seconds: run.seconds };
-    };
+        await api.tripwires.flush();
+        return { ops: REQUESTS, latencies, seconds: run.seconds };
+      };
     printComparison(
-      `${KIND} tripwire requests, ${REQUESTS} a round each, ${CONCURRENCY} at a time; api is this process (the API and the client)`,
+      `${KIND} tripwire requests, ${REQUESTS} a run, each a coin toss between a canary and an unknown token, ${CONCURRENCY} at a time; each row times one kind (ops and CPU are of all the run's requests); api is this process (the API and the client)`,
       await interleave(
-        { 'unknown token (baseline)': requests(false), 'canary token': requests(true) },
+        { 'unknown token (baseline)': requests('unknown'), 'canary token': requests('canary') },
         cpu,
       ),
     );

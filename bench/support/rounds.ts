@@ -30,6 +30,16 @@ export interface RunResult {
 
 export type Variant = () => Promise<RunResult>;
 
+/**
+ * A variant with set-up before its run and tidying after it (alerts parked, then ended), both
+ * outside what is measured.
+ */
+export interface StagedVariant {
+  prepare?: () => Promise<void>;
+  run: Variant;
+  finish?: () => Promise<void>;
+}
+
 /** `--min-rounds`, `--max-rounds` and `--tolerance` (a fraction), for every benchmark alike. */
 export const roundOptions = (() => {
   const { values } = parseArgs({
@@ -83,7 +93,7 @@ export interface Comparison {
   load: { before: number[]; after: number[] };
 }
 
-const median = (values: number[]) => {
+export const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length / 2;
   return sorted.length % 2 ? sorted[Math.floor(mid)]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
@@ -109,7 +119,7 @@ const finite = (ratios: number[]) => ratios.filter((r) => Number.isFinite(r));
 
 /** Runs every variant once a round, in turns, for at least `minRounds` and until resolved. */
 export async function interleave(
-  variants: Record<string, Variant>,
+  variants: Record<string, Variant | StagedVariant>,
   cpu: CpuMeter,
   options = roundOptions,
 ): Promise<Comparison> {
@@ -122,11 +132,15 @@ export async function interleave(
     rounds++;
     for (const name of names) {
       console.error(`round ${rounds} (${options.minRounds}–${options.maxRounds}): ${name}…`);
+      const variant = variants[name]!;
+      const { prepare, run, finish } = typeof variant === 'function' ? { run: variant } : variant;
+      await prepare?.();
       const before = cpu.read();
       const started = performance.now();
-      const { ops, latencies, p50, p99, seconds: own } = await variants[name]!();
+      const { ops, latencies, p50, p99, seconds: own } = await run();
       const seconds = own ?? (performance.now() - started) / 1000;
       const spent = cpuBetween(before, cpu.read());
+      await finish?.();
       const perOp = new Map([...spent].map(([part, s]) => [part, (s * 1000) / ops]));
       const sorted = latencies && [...latencies].sort((a, b) => a - b);
       samples.get(name)!.push({
