@@ -169,7 +169,10 @@ async function main(): Promise<void> {
     printComparison(
       `Dashboard figures for one account with ${WINDOW_HITS} hits in its window: a database of only this account's month (baseline) against one of ${HITS} hits in all; ${CALLS} calls a round each, one at a time, on ${mongo.description}`,
       await interleave(
-        { "only this account's month (baseline)": calls('small'), [`${HITS} hits in all`]: calls('large') },
+        {
+          "only this account's month (baseline)": calls('small'),
+          [`${HITS} hits in all`]: calls('large'),
+        },
         new StackCpu({ client: process.pid, database: mongo.pid }),
       ),
     );

@@ -30,7 +30,7 @@ import { recordLeafHash } from '../src/evidence/log/log-tree';
 import { generateSigner } from '../src/evidence/log/signed-note';
 import { freePort, provideMongo, type Service } from '../tools/stack';
 import { StackCpu } from './support/cpu';
-import { interleave, printComparison, runOnce, type Variant } from './support/rounds';
+import { interleave, printComparison, runOnce } from './support/rounds';
 import { sequential } from './support/latency';
 import { seedLeaves } from './support/seed-leaves';
 
@@ -47,7 +47,6 @@ const LEAVES = Number(values.leaves);
 const PROOFS = Number(values.proofs);
 const APPENDS = Number(values.appends);
 const data = (i: number) => ({ at: new Date(1_790_000_000_000 + i).toISOString(), i });
-
 
 async function main(): Promise<void> {
   let mongo: Service | undefined;

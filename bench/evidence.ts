@@ -39,8 +39,6 @@ const data = (i: number) => ({
   request: { method: 'POST', path: '/shield/inspect', status: 200, request_id: `req-${i}` },
 });
 
-
-
 void withBenchServer(async ({ url, cpu, mongoUri, dbName }) => {
   const { client, db } = await connectMongo(mongoUri, dbName);
   const store = new EvidenceStore(db, () => new Date());

@@ -173,8 +173,9 @@ async function main(): Promise<void> {
 
     const variants: Record<string, Variant> = {};
     for (const { count, temporal } of groups) {
-      variants[`${count} worker${count > 1 ? 's' : ''}${count === COUNTS[0] ? ' (baseline)' : ''}`] =
-        alerts(temporal, count, ALERTS);
+      variants[
+        `${count} worker${count > 1 ? 's' : ''}${count === COUNTS[0] ? ' (baseline)' : ''}`
+      ] = alerts(temporal, count, ALERTS);
     }
     const tuning = ['WORKER_ACTIVITY_SLOTS', 'WORKER_WORKFLOW_TASK_SLOTS', 'WORKER_POLLERS']
       .map((name) => `${name}=${process.env[name] ?? 'default'}`)

@@ -200,7 +200,11 @@ export async function interleave(
  * its rate and CPU per operation in every part, with the load average it ran under.
  */
 export async function runOnce(name: string, run: Variant, cpu: CpuMeter): Promise<Comparison> {
-  const comparison = await interleave({ [name]: run }, cpu, { ...roundOptions, minRounds: 1, maxRounds: 1 });
+  const comparison = await interleave({ [name]: run }, cpu, {
+    ...roundOptions,
+    minRounds: 1,
+    maxRounds: 1,
+  });
   return { ...comparison, oneOff: true };
 }
 
@@ -243,9 +247,7 @@ export function printComparison(
     ? 'one run (a one-off: nothing to take turns with)'
     : `median of ${rounds} interleaved rounds (${resolved ? 'resolved' : 'NOT resolved'} to ±${(roundOptions.tolerance * 100).toFixed(0)} % between runs)`;
   console.log(`\n> ${title}`);
-  console.log(
-    `> ${how}; load average ${loads(load.before)} before, ${loads(load.after)} after\n`,
-  );
+  console.log(`> ${how}; load average ${loads(load.before)} before, ${loads(load.after)} after\n`);
   console.log(
     `| Variant | ops/s | p50 ${unit} | p99 ${unit} | rate vs baseline | p50 vs baseline | ${parts.map((p) => `${p} CPU ${unit}/op`).join(' | ')} | all CPU ${unit}/op | CPU vs baseline | ± between runs |`,
   );
