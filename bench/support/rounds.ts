@@ -7,10 +7,10 @@
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { cpuBetween, type Part, type StackCpu } from './cpu';
+import { pct } from './latency';
 
 /** What `interleave` reads CPU from: a `StackCpu`, or parts summed over several (a group of workers). */
 export type CpuMeter = Pick<StackCpu, 'read' | 'parts'>;
-import { pct } from './latency';
 
 /**
  * What one run of a variant did: how many operations and, when timed, their latencies in ms, or
