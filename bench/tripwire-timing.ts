@@ -9,7 +9,7 @@
  * and what a journal append costs on its own (write + fdatasync, group-committed) on the disk of
  * TRIPWIRE_JOURNAL_DIR, one at a time (the baseline) against `--concurrency` at once.
  *
- *   npm run bench:tripwire-timing -- [--requests 500] [--concurrency 10] [--appends 500]
+ *   npm run bench:tripwire-timing -- [--requests 500] [--concurrency 10] [--appends 2000]
  *     [--kind url|fast_redirect|web_image]   (the route measured: /r/, /f/ or /i/)
  *     [--min-rounds 5] [--max-rounds 15]
  */
@@ -20,7 +20,7 @@ import pino from 'pino';
 import { HitJournal } from '../src/canaries/hit-journal';
 import type { StackCpu } from './support/cpu';
 import { pool } from './support/latency';
-import { interleave, printComparison, type Variant } from './support/rounds';
+import { interleave, printComparison, roundOptions, type Variant } from './support/rounds';
 import { startWorkerStack } from './support/worker-stack';
 import { startInProcessApi } from './support/in-process-api';
 
@@ -28,7 +28,7 @@ const { values } = parseArgs({
   options: {
     requests: { type: 'string', default: '500' },
     concurrency: { type: 'string', default: '10' },
-    appends: { type: 'string', default: '500' },
+    appends: { type: 'string', default: '2000' },
     kind: { type: 'string', default: 'url' },
   },
   allowPositionals: true,
@@ -142,6 +142,8 @@ async function main(): Promise<void> {
       await interleave(
         { 'unknown token (baseline)': requests('unknown'), 'canary token': requests('canary') },
         cpu,
+        // Every run is the same mix: only the latency of one kind against the other is resolved.
+        { ...roundOptions, resolve: ['p50'] },
       ),
     );
     printComparison(

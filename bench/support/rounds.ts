@@ -90,6 +90,8 @@ export interface Comparison {
   oneOff?: boolean;
   parts: Part[];
   resolved: boolean;
+  /** The ratios that had to be resolved. */
+  resolving: Ratio[];
   load: { before: number[]; after: number[] };
 }
 
@@ -112,16 +114,26 @@ function agreementOf(ratios: number[]): number {
 }
 
 /**
- * Ratios whose baseline measured something: a baseline that spent no CPU tick (a no-op) has no CPU
- * ratio to resolve.
+ * Ratios of runs that both measured something: a run that spent no CPU tick (a no-op, or one too
+ * short for the clock's 10 ms ticks) has no CPU ratio to resolve.
  */
-const finite = (ratios: number[]) => ratios.filter((r) => Number.isFinite(r));
+const finite = (ratios: number[]) => ratios.filter((r) => Number.isFinite(r) && r > 0);
 
-/** Runs every variant once a round, in turns, for at least `minRounds` and until resolved. */
+/** The ratios against the baseline that a comparison resolves. */
+export type Ratio = 'rate' | 'p50' | 'cpu';
+
+/**
+ * Runs every variant once a round, in turns, for at least `minRounds` and until resolved: the
+ * ratios in `resolve` (all three unless told; only the p50 where every run is the same mix of
+ * work and a row times one kind of it).
+ */
 export async function interleave(
   variants: Record<string, Variant | StagedVariant>,
   cpu: CpuMeter,
-  options = roundOptions,
+  {
+    resolve = ['rate', 'p50', 'cpu'],
+    ...options
+  }: typeof roundOptions & { resolve?: Ratio[] } = roundOptions,
 ): Promise<Comparison> {
   const names = Object.keys(variants);
   const samples = new Map(names.map((name) => [name, [] as Sample[]]));
@@ -157,7 +169,7 @@ export async function interleave(
       names
         .slice(1)
         .every((name) =>
-          agreementsOf(samples, names[0]!, name).every((a) => a <= options.tolerance),
+          agreementsOf(samples, names[0]!, name, resolve).every((a) => a <= options.tolerance),
         );
   }
   const base = names[0]!;
@@ -183,7 +195,7 @@ export async function interleave(
           ? 0
           : rounds < 3
             ? Number.NaN
-            : Math.max(...agreementsOf(samples, base, name)),
+            : Math.max(...agreementsOf(samples, base, name, resolve)),
     };
   });
   return {
@@ -191,6 +203,7 @@ export async function interleave(
     rounds,
     parts: cpu.parts(),
     resolved,
+    resolving: resolve,
     load: { before: loadBefore, after: loadavg() },
   };
 }
@@ -225,9 +238,18 @@ function pairedRatios(samples: Map<string, Sample[]>, base: string, name: string
   };
 }
 
-function agreementsOf(samples: Map<string, Sample[]>, base: string, name: string): number[] {
+function agreementsOf(
+  samples: Map<string, Sample[]>,
+  base: string,
+  name: string,
+  resolve: Ratio[],
+): number[] {
   const { rate, p50, cpu } = pairedRatios(samples, base, name);
-  return [rate, p50, finite(cpu)].filter((r) => r.length).map(agreementOf);
+  const ratios = { rate, p50, cpu: finite(cpu) };
+  return resolve
+    .map((r) => ratios[r])
+    .filter((r) => r.length)
+    .map(agreementOf);
 }
 
 /**
@@ -236,7 +258,7 @@ function agreementsOf(samples: Map<string, Sample[]>, base: string, name: string
  */
 export function printComparison(
   title: string,
-  { rows, rounds, parts, resolved, load, oneOff }: Comparison,
+  { rows, rounds, parts, resolved, resolving, load, oneOff }: Comparison,
   { unit = 'ms' }: { unit?: 'ms' | 'µs' } = {},
 ): void {
   const loads = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
@@ -245,7 +267,7 @@ export function printComparison(
     value === null ? '–' : (value * scale).toFixed(digits);
   const how = oneOff
     ? 'one run (a one-off: nothing to take turns with)'
-    : `median of ${rounds} interleaved rounds (${resolved ? 'resolved' : 'NOT resolved'} to ±${(roundOptions.tolerance * 100).toFixed(0)} % between runs)`;
+    : `median of ${rounds} interleaved rounds (${resolving.length < 3 ? `${resolving.join(' and ')} vs baseline ` : ''}${resolved ? 'resolved' : 'NOT resolved'} to ±${(roundOptions.tolerance * 100).toFixed(0)} % between runs)`;
   console.log(`\n> ${title}`);
   console.log(`> ${how}; load average ${loads(load.before)} before, ${loads(load.after)} after\n`);
   console.log(
