@@ -9,7 +9,7 @@
  * and what a journal append costs on its own (write + fdatasync, group-committed) on the disk of
  * TRIPWIRE_JOURNAL_DIR, one at a time (the baseline) against `--concurrency` at once.
  *
- *   npm run bench:tripwire-timing -- [--requests 500] [--concurrency 10] [--appends 2000]
+ *   npm run bench:tripwire-timing -- [--requests 2000] [--concurrency 10] [--appends 5000]
  *     [--kind url|fast_redirect|web_image]   (the route measured: /r/, /f/ or /i/)
  *     [--min-rounds 5] [--max-rounds 15]
  */
@@ -26,9 +26,9 @@ import { startInProcessApi } from './support/in-process-api';
 
 const { values } = parseArgs({
   options: {
-    requests: { type: 'string', default: '500' },
+    requests: { type: 'string', default: '2000' },
     concurrency: { type: 'string', default: '10' },
-    appends: { type: 'string', default: '2000' },
+    appends: { type: 'string', default: '5000' },
     kind: { type: 'string', default: 'url' },
   },
   allowPositionals: true,
