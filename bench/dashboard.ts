@@ -7,7 +7,7 @@
  * account's window (about 1) or grow with the data; beside it, the CPU per call of the database
  * and of this process (the dashboard's code runs here, as in the API).
  *
- *   npm run bench:dashboard -- [--hits 1000000] [--window-hits 2000] [--calls 20]
+ *   npm run bench:dashboard -- [--hits 1000000] [--window-hits 2000] [--calls 100]
  *       [--data-dir .data/bench-dashboard] [--min-rounds 5] [--max-rounds 15]
  *
  * The large database is filled once (minutes at 1,000,000 hits, with progress) and kept in the
@@ -30,7 +30,7 @@ const { values } = parseArgs({
   options: {
     hits: { type: 'string', default: '1000000' },
     'window-hits': { type: 'string', default: '2000' },
-    calls: { type: 'string', default: '20' },
+    calls: { type: 'string', default: '100' },
     'data-dir': { type: 'string', default: '.data/bench-dashboard' },
   },
   allowPositionals: true,
