@@ -2,15 +2,15 @@
  * What alerts waiting in recovery cost the engine: alert throughput to a live receiver, and the CPU
  * of the Temporal server, the worker and the database per alert (from /proc), with no alert in
  * recovery (the baseline) against N alerts parked on their durable recovery timers to a receiver
- * that is down. The variants take turns round by round, in one run: baseline, park N, measure,
- * end the parked alerts, baseline again, and so on. Each variant also sits idle for a while, to
- * show what the parked alerts cost when nothing else happens.
+ * that is down. The variants take turns round by round until resolved (bench/support/rounds.ts):
+ * baseline, park N, measure, end the parked alerts, baseline again, and so on; the parking and the
+ * ending are outside what is measured. Before each measurement the variant sits idle for a while,
+ * to show what the parked alerts cost when nothing else happens (a second table, with memory).
  *
- *   npm run bench:alert-recovery -- [--parked 1000] [--alerts 200] [--concurrency 20]
- *                                    [--rounds 2] [--idle 10]
+ *   npm run bench:alert-recovery -- [--parked 1000] [--alerts 200] [--concurrency 20] [--idle 10]
+ *                                    [--min-rounds 5] [--max-rounds 15]
  */
 import { randomUUID } from 'node:crypto';
-import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { WorkflowHandle } from '@temporalio/client';
 import { startAlert } from '../src/alerts/alert-workflows';
@@ -21,7 +21,8 @@ import { createTemporal } from '../src/temporal/client';
 import { tripwirePayload } from '../test/support/alerts';
 import { freePort } from '../tools/stack';
 import { cpuBetween, type Part } from './support/cpu';
-import { pct, pool } from './support/latency';
+import { pool } from './support/latency';
+import { interleave, median, printComparison } from './support/rounds';
 import { startWorkerStack } from './support/worker-stack';
 
 const { values } = parseArgs({
@@ -29,39 +30,28 @@ const { values } = parseArgs({
     parked: { type: 'string', default: '1000' },
     alerts: { type: 'string', default: '200' },
     concurrency: { type: 'string', default: '20' },
-    rounds: { type: 'string', default: '2' },
     idle: { type: 'string', default: '10' },
   },
+  allowPositionals: true,
+  strict: false,
 });
 const PARKED = Number(values.parked);
 const ALERTS = Number(values.alerts);
 const CONCURRENCY = Number(values.concurrency);
-const ROUNDS = Number(values.rounds);
 const IDLE_SECONDS = Number(values.idle);
 /** The parked alerts' one recovery pause: far longer than the run, so they wait all along. */
 const PARKED_PAUSE_MS = 6 * 3_600_000;
 const PARTS = ['temporal', 'worker', 'database'] as const;
 const SECRET = 'benchmark-webhook-secret';
 
-interface Sample {
-  variant: string;
-  round: number;
-  perSecond: number;
-  p50: number;
-  p99: number;
-  /** CPU ms per alert, by part of the stack. */
-  cpuPerAlert: Map<Part, number>;
+/** What a variant's idle waits showed, round by round. */
+interface Idle {
   /** CPU while idle, in % of one core, by part. */
-  idleCpu: Map<Part, number>;
-  rssMb: Map<Part, number>;
-  open: number;
+  cpu: Map<Part, number>[];
+  rssMb: Map<Part, number>[];
+  open: number[];
 }
 
-function median(xs: number[]): number {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = sorted.length / 2;
-  return Number.isInteger(mid) ? (sorted[mid - 1]! + sorted[mid]!) / 2 : sorted[Math.floor(mid)]!;
-}
 const fmt = (n: number, digits = 1) => n.toFixed(digits);
 
 async function main(): Promise<void> {
@@ -78,7 +68,6 @@ async function main(): Promise<void> {
   const recovering = createTemporal({ ...config, ALERT_RECOVERY_SCHEDULE: [PARKED_PAUSE_MS] });
   // The API is not running: this process only drives the load.
   const meter = stack.cpu({ client: process.pid });
-  const loadBefore = loadavg();
   try {
     await stack.ready();
     const channels = new ChannelsRepository(db);
@@ -144,82 +133,72 @@ async function main(): Promise<void> {
       return handles;
     };
 
-    const measure = async (variant: string, round: number): Promise<Sample> => {
-      const open = (await openAlerts()).count;
-      const idleBefore = meter.read();
-      await new Promise((r) => setTimeout(r, IDLE_SECONDS * 1000));
-      const idle = cpuBetween(idleBefore, meter.read());
-      const rssMb = meter.rssMb();
+    /** The variant's idle wait: its open workflows, CPU and memory, outside the measured run. */
+    const idleWait = async (idle: Idle) => {
+      idle.open.push((await openAlerts()).count);
       const before = meter.read();
+      await new Promise((r) => setTimeout(r, IDLE_SECONDS * 1000));
+      const spent = cpuBetween(before, meter.read());
+      idle.cpu.push(new Map([...spent].map(([part, s]) => [part, (s * 100) / IDLE_SECONDS])));
+      idle.rssMb.push(meter.rssMb());
+    };
+    const alerts = async () => {
       const run = await pool(ALERTS, CONCURRENCY, liveAlert);
-      const cpu = cpuBetween(before, meter.read());
-      const sample = {
-        variant,
-        round,
-        perSecond: ALERTS / run.seconds,
-        p50: pct(run.latencies, 50),
-        p99: pct(run.latencies, 99),
-        cpuPerAlert: new Map([...cpu].map(([part, s]) => [part, (s * 1000) / ALERTS])),
-        idleCpu: new Map([...idle].map(([part, s]) => [part, (s * 100) / IDLE_SECONDS])),
-        rssMb,
-        open,
-      };
-      console.error(
-        `  ${variant}, round ${round}: ${fmt(sample.perSecond)} alerts/s, ${open} open workflows before`,
-      );
-      return sample;
+      return { ops: ALERTS, latencies: run.latencies };
     };
 
     // Warm-up: the worker's first workflow tasks and connections are not what is measured.
     await pool(20, 5, liveAlert);
 
-    const samples: Sample[] = [];
-    for (let round = 1; round <= ROUNDS; round++) {
-      console.error(`round ${round} of ${ROUNDS}`);
-      samples.push(await measure('0 in recovery (baseline)', round));
-      const parked = await park(round);
-      samples.push(await measure(`${PARKED} in recovery`, round));
-      await pool(parked.length, 50, async (i) => {
-        await parked[i]!.terminate('benchmark round over');
-        return 0;
-      });
-      // The list the count reads catches up a moment after the terminations.
-      for (let i = 0; i < 60 && (await openAlerts()).count > 0; i++) {
-        await new Promise((r) => setTimeout(r, 500));
-      }
-    }
-
-    const loadAfter = loadavg();
-    console.log(
-      `\n${ALERTS} alerts to a live receiver, ${CONCURRENCY} at a time, per variant and round; ` +
-        `parked alerts wait on a ${PARKED_PAUSE_MS / 3_600_000} h recovery timer to a refused port. ` +
-        `Load average ${loadBefore.map((l) => fmt(l, 2)).join(' ')} before, ${loadAfter.map((l) => fmt(l, 2)).join(' ')} after (${cpus().length} cores).\n`,
+    const idles = new Map<string, Idle>();
+    const idleOf = (name: string) => {
+      const idle: Idle = { cpu: [], rssMb: [], open: [] };
+      idles.set(name, idle);
+      return idle;
+    };
+    const baseline = idleOf('0 in recovery (baseline)');
+    const parkedIdle = idleOf(`${PARKED} in recovery`);
+    let round = 0;
+    let parked: WorkflowHandle[] = [];
+    const comparison = await interleave(
+      {
+        '0 in recovery (baseline)': { prepare: () => idleWait(baseline), run: alerts },
+        [`${PARKED} in recovery`]: {
+          prepare: async () => {
+            parked = await park(++round);
+            await idleWait(parkedIdle);
+          },
+          run: alerts,
+          finish: async () => {
+            await pool(parked.length, 50, async (i) => {
+              await parked[i]!.terminate('benchmark round over');
+              return 0;
+            });
+            // The list the count reads catches up a moment after the terminations.
+            for (let i = 0; i < 60 && (await openAlerts()).count > 0; i++) {
+              await new Promise((r) => setTimeout(r, 500));
+            }
+          },
+        },
+      },
+      meter,
+    );
+    printComparison(
+      `${ALERTS} alerts to a live receiver a round, ${CONCURRENCY} at a time, with none in recovery and with ${PARKED} parked on a ${PARKED_PAUSE_MS / 3_600_000} h recovery timer to a refused port (parking them and ending them are outside the measured runs)`,
+      comparison,
     );
     console.log(
-      `| Variant | round | open workflows | alerts/s | p50 ms | p99 ms | ${PARTS.map((p) => `${p} CPU ms/alert`).join(' | ')} | ${PARTS.map((p) => `${p} idle CPU %`).join(' | ')} | ${PARTS.map((p) => `${p} RSS MB`).join(' | ')} |`,
+      `\n> The same variants idle for ${IDLE_SECONDS} s before each run: open workflows, CPU in % of a core and resident memory by part (medians over the rounds)\n`,
     );
     console.log(
-      `|---|---:|---:|---:|---:|---:|${PARTS.map(() => '---:|')
-        .join('')
-        .repeat(3)}`,
+      `| Variant | open workflows | ${PARTS.map((p) => `${p} idle CPU %`).join(' | ')} | ${PARTS.map((p) => `${p} RSS MB`).join(' | ')} |`,
     );
-    for (const s of samples) {
-      const cells = (m: Map<Part, number>, digits: number) =>
-        PARTS.map((p) => fmt(m.get(p) ?? 0, digits)).join(' | ');
+    console.log(`|---|---:|${'---:|'.repeat(2 * PARTS.length)}`);
+    for (const [name, idle] of idles) {
+      const cells = (ms: Map<Part, number>[], digits: number) =>
+        PARTS.map((p) => fmt(median(ms.map((m) => m.get(p) ?? 0)), digits)).join(' | ');
       console.log(
-        `| ${s.variant} | ${s.round} | ${s.open} | ${fmt(s.perSecond)} | ${fmt(s.p50, 0)} | ${fmt(s.p99, 0)} | ${cells(s.cpuPerAlert, 2)} | ${cells(s.idleCpu, 1)} | ${cells(s.rssMb, 0)} |`,
-      );
-    }
-    const of = (variantStart: string, value: (s: Sample) => number) =>
-      median(samples.filter((s) => s.variant.startsWith(variantStart)).map(value));
-    const ratio = (value: (s: Sample) => number) =>
-      fmt(of(`${PARKED} `, value) / of('0 ', value), 2);
-    console.log(`\nRatios, ${PARKED} in recovery / baseline (medians over ${ROUNDS} rounds):`);
-    console.log(`- throughput (alerts/s): ${ratio((s) => s.perSecond)}`);
-    console.log(`- p50 latency: ${ratio((s) => s.p50)}`);
-    for (const part of PARTS) {
-      console.log(
-        `- ${part} CPU per alert: ${ratio((s) => s.cpuPerAlert.get(part) ?? 0)}; idle CPU ${fmt(of('0 ', (s) => s.idleCpu.get(part) ?? 0))} % → ${fmt(of(`${PARKED} `, (s) => s.idleCpu.get(part) ?? 0))} % of a core`,
+        `| ${name} | ${median(idle.open)} | ${cells(idle.cpu, 1)} | ${cells(idle.rssMb, 0)} |`,
       );
     }
   } finally {

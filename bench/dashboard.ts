@@ -2,13 +2,17 @@
  * `GET /api/dashboard`'s figures (src/dashboard/dashboard.ts, the service's own code) for one
  * account with the same month of activity, on a database holding nothing else and on one holding
  * `--hits` hits in all (other accounts' hits, and this account's own older than the window), call
- * by call alternately on the same server: the ratio of the medians, large / small, says whether
- * the figures read only the account's window (about 1) or grow with the data.
+ * of `--calls` calls each, the two taking turns round by round on the same server until resolved
+ * (bench/support/rounds.ts): the ratio large / small says whether the figures read only the
+ * account's window (about 1) or grow with the data; beside it, the CPU per call of the database
+ * and of this process (the dashboard's code runs here, as in the API).
  *
- *   npm run bench:dashboard -- [--hits 1000000] [--window-hits 2000] [--calls 50] [--data-dir .data/bench-dashboard]
+ *   npm run bench:dashboard -- [--hits 1000000] [--window-hits 2000] [--calls 100]
+ *       [--data-dir .data/bench-dashboard] [--min-rounds 5] [--max-rounds 15]
  *
  * The large database is filled once (minutes at 1,000,000 hits, with progress) and kept in the
- * data folder, so later runs start measuring at once. MONGODB_URI measures another server instead.
+ * data folder, so later runs start measuring at once; the fill is set-up, not measured.
+ * MONGODB_URI measures another server instead (its CPU is then not read).
  */
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
@@ -19,20 +23,23 @@ import { Dashboard } from '../src/dashboard/dashboard';
 import { ALL_INDEXES } from '../src/db/indexes';
 import { connectMongo, ensureIndexes } from '../src/db/mongo';
 import { freePort, provideMongo } from '../tools/stack';
-import { pct } from './support/latency';
+import { StackCpu } from './support/cpu';
+import { interleave, printComparison, type Variant } from './support/rounds';
 
 const { values } = parseArgs({
   options: {
     hits: { type: 'string', default: '1000000' },
     'window-hits': { type: 'string', default: '2000' },
-    calls: { type: 'string', default: '50' },
+    calls: { type: 'string', default: '100' },
     'data-dir': { type: 'string', default: '.data/bench-dashboard' },
   },
-  strict: true,
+  allowPositionals: true,
+  strict: false,
 });
 const HITS = Number(values.hits);
 const WINDOW_HITS = Number(values['window-hits']);
 const CALLS = Number(values.calls);
+const DATA_DIR = String(values['data-dir']);
 const ACCOUNT = 'usr_bench_dashboard';
 const DAY_MS = 86_400_000;
 const NOW = new Date('2026-11-25T12:00:00Z');
@@ -119,7 +126,7 @@ async function fill(db: Db, large: boolean): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const dataDir = resolve(values['data-dir']);
+  const dataDir = resolve(DATA_DIR);
   await mkdir(dataDir, { recursive: true });
   const log = (line: string) => process.env.BENCH_SERVER_LOGS && console.log(line);
   const mongo = await provideMongo({
@@ -148,27 +155,26 @@ async function main(): Promise<void> {
     // Both databases must give the same figures, or the comparison means nothing.
     const [a, b] = [await figures.small(), await figures.large()];
     if (JSON.stringify(a) !== JSON.stringify(b)) throw new Error('the two databases disagree');
-    const ms = { small: [] as number[], large: [] as number[] };
-    for (let i = 0; i < CALLS; i++) {
-      for (const size of ['small', 'large'] as const) {
-        const started = performance.now();
-        await figures[size]();
-        ms[size].push(performance.now() - started);
-      }
-    }
-    const [small, large] = [ms.small.sort((x, y) => x - y), ms.large.sort((x, y) => x - y)];
-    console.log(
-      `\n| Dashboard, ${WINDOW_HITS} hits in the window (${CALLS} calls each, alternating) | p50 ms | p99 ms |`,
-    );
-    console.log('|---|---:|---:|');
-    console.log(
-      `| only this account's month | ${pct(small, 50).toFixed(1)} | ${pct(small, 99).toFixed(1)} |`,
-    );
-    console.log(
-      `| ${HITS} hits in all | ${pct(large, 50).toFixed(1)} | ${pct(large, 99).toFixed(1)} |`,
-    );
-    console.log(
-      `| **large / small (p50)** | **${(pct(large, 50) / pct(small, 50)).toFixed(2)}** | |`,
+    const calls =
+      (size: 'small' | 'large'): Variant =>
+      async () => {
+        const latencies: number[] = [];
+        for (let i = 0; i < CALLS; i++) {
+          const started = performance.now();
+          await figures[size]();
+          latencies.push(performance.now() - started);
+        }
+        return { ops: CALLS, latencies };
+      };
+    printComparison(
+      `Dashboard figures for one account with ${WINDOW_HITS} hits in its window: a database of only this account's month (baseline) against one of ${HITS} hits in all; ${CALLS} calls a round each, one at a time, on ${mongo.description}`,
+      await interleave(
+        {
+          "only this account's month (baseline)": calls('small'),
+          [`${HITS} hits in all`]: calls('large'),
+        },
+        new StackCpu({ client: process.pid, database: mongo.pid }),
+      ),
     );
     await client.close();
   } finally {

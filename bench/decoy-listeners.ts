@@ -1,11 +1,15 @@
 /**
  * The decoy listeners with real clients: Postgres logins (`pg`) and DNS lookups (Node's resolver),
- * each with a live canary's secret against an unknown one in the same run. An attacker must not be
- * able to tell them apart by time, and every live attempt must be recorded: the two kinds of
- * attempt are interleaved, and the report gives latency p50/p95/p99 of both, their ratio, and the
- * hits recorded against the live attempts made.
+ * each with a live canary's secret against an unknown one (the baseline) in the same run. An
+ * attacker must not be able to tell them apart by time, and every live attempt must be recorded.
+ * A run is one pool of `--attempts` attempts of each kind, alternating, so that both meet the same
+ * load (the live ones' recording included), and lasts until their hits are recorded; each round
+ * has two, one timing the unknown attempts (the baseline), one the live ones, until resolved
+ * (bench/support/rounds.ts). The report gives the latency of both, their ratio, the CPU per
+ * attempt of the mix in every part of the stack (the listeners and the API run in this process,
+ * beside the clients), and the hits recorded against the live attempts made.
  *
- *   npm run bench:listeners -- [--attempts 500] [--concurrency 10]
+ *   npm run bench:listeners -- [--attempts 200] [--concurrency 10] [--min-rounds 5] [--max-rounds 15]
  */
 import { Resolver } from 'node:dns/promises';
 import { parseArgs } from 'node:util';
@@ -19,14 +23,17 @@ import { ALL_INDEXES } from '../src/db/indexes';
 import { connectMongo, ensureIndexes } from '../src/db/mongo';
 import { createTemporal } from '../src/temporal/client';
 import { freePort } from '../tools/stack';
-import { pct, pool } from './support/latency';
+import { pool } from './support/latency';
+import { interleave, printComparison, roundOptions, type Variant } from './support/rounds';
 import { startWorkerStack } from './support/worker-stack';
 
 const { values } = parseArgs({
   options: {
-    attempts: { type: 'string', default: '500' },
+    attempts: { type: 'string', default: '200' },
     concurrency: { type: 'string', default: '10' },
   },
+  allowPositionals: true,
+  strict: false,
 });
 const ATTEMPTS = Number(values.attempts);
 const CONCURRENCY = Number(values.concurrency);
@@ -88,54 +95,61 @@ async function main(): Promise<void> {
       return performance.now() - started;
     };
 
-    const rows: string[] = [];
+    const cpu = stack.cpu();
+    const hits = db.db.collection('threat_hits');
     const compare = async (
       label: string,
       unknown: (i: number) => Promise<number>,
       live: (i: number) => Promise<number>,
       canaryId: string,
     ) => {
-      const hits = db.db.collection('threat_hits');
       const before = await hits.countDocuments({ canaryId });
-      // Interleaved, so both kinds of attempt meet the same load (recording included).
-      const base: number[] = [];
-      const fired: number[] = [];
-      await pool(2 * ATTEMPTS, CONCURRENCY, async (i) => {
-        const ms = await (i % 2 ? live : unknown)(i >> 1);
-        (i % 2 ? fired : base).push(ms);
-        return ms;
-      });
-      [base, fired].forEach((l) => l.sort((a, b) => a - b));
-      await api.tripwires.flush();
+      let made = 0;
+      /**
+       * One pool of ATTEMPTS attempts of each kind, alternating, so that both kinds meet the same
+       * load (the live ones' recording included); the run reports the latencies of one kind.
+       */
+      const mixed =
+        (timed: 'unknown' | 'live'): Variant =>
+        async () => {
+          const from = made;
+          made += ATTEMPTS;
+          const latencies: number[] = [];
+          const run = await pool(2 * ATTEMPTS, CONCURRENCY, async (i) => {
+            const kind = i % 2 ? 'live' : 'unknown';
+            const ms = await (kind === 'live' ? live : unknown)(from + (i >> 1));
+            if (kind === timed) latencies.push(ms);
+            return ms;
+          });
+          await api.tripwires.flush();
+          return { ops: 2 * ATTEMPTS, latencies, seconds: run.seconds };
+        };
+      const comparison = await interleave(
+        { 'unknown secret (baseline)': mixed('unknown'), 'live canary': mixed('live') },
+        cpu,
+        // Every run is the same mix: only the latency of one kind against the other is resolved.
+        { ...roundOptions, resolve: ['p50'] },
+      );
       const recorded = (await hits.countDocuments({ canaryId })) - before;
-      const ms = (l: number[]) => [50, 95, 99].map((p) => pct(l, p).toFixed(1)).join(' / ');
-      rows.push(
-        `| ${label} | ${ms(base)} | ${ms(fired)} | ${(pct(fired, 50) / pct(base, 50)).toFixed(2)} | ${recorded} of ${ATTEMPTS} |`,
+      printComparison(
+        `${label}: each run ${ATTEMPTS} attempts of each kind alternating, ${CONCURRENCY} at a time, its row timing one kind (ops and CPU are of all the run's attempts); ${recorded} hits recorded of ${made} live attempts; api is this process (listeners, API and clients)`,
+        comparison,
       );
     };
-    console.error(`${ATTEMPTS} Postgres logins each way, ${CONCURRENCY} at a time…`);
+    console.error(`Postgres logins, ${ATTEMPTS} a round each way, ${CONCURRENCY} at a time…`);
     await compare(
       'Postgres login (pg)',
       pgLogin(unknownUrl.toString()),
       pgLogin(database.value),
       database.canary_id,
     );
-    console.error(`${ATTEMPTS} DNS lookups each way…`);
+    console.error(`DNS lookups, ${ATTEMPTS} a round each way…`);
     // Distinct names below the token, so no cache answers for the listener.
     await compare(
       'DNS A lookup (UDP)',
       lookup((i) => `n${i}.unknown-label.${ZONE}`),
       lookup((i) => `n${i}.${dns.value}`),
       dns.canary_id,
-    );
-    console.log(
-      [
-        `Decoy listeners, ${ATTEMPTS} attempts each way, concurrency ${CONCURRENCY}`,
-        '',
-        '| Client | unknown secret p50 / p95 / p99 ms | live canary p50 / p95 / p99 ms | p50 ratio | hits recorded |',
-        '| --- | --- | --- | --- | --- |',
-        ...rows,
-      ].join('\n'),
     );
   } finally {
     await listeners.close();

@@ -1,8 +1,12 @@
 /**
  * A real user's sign-in and an unrelated API call (`GET /api/users/me`) while 20 connections send
- * wrong passwords, as ratios of the same calls with no flood, measured in the same run:
+ * wrong passwords, as ratios of the same calls with no flood: the phases take turns round by
+ * round, `--duration` seconds each, until resolved (bench/support/rounds.ts). The first table's
+ * operations are every request the API answered (the flood's and the user's), with the CPU each
+ * cost in every part of the stack; its p50 is the user's sign-in. The second gives /users/me and
+ * the answers.
  *
- *   npm run bench:signin -- --duration 20 --rounds 2
+ *   npm run bench:signin -- [--duration 5] [--min-rounds 5] [--max-rounds 15]
  *
  * Three floods: one account from one source (the attack in issue 21), many accounts from one
  * source, and many accounts from many sources (a botnet: no per-source streak catches it, the
@@ -11,9 +15,9 @@
  * device cookie their first sign-in was given.
  */
 import { randomUUID } from 'node:crypto';
-import { loadavg } from 'node:os';
 import { options, post, withBenchServer } from './support/harness';
 import { pct } from './support/latency';
+import { interleave, median, printComparison, type Variant } from './support/rounds';
 
 const PASSWORD = 'correct horse battery staple';
 const USER_SOURCE = '203.0.113.10';
@@ -76,7 +80,7 @@ async function phase(url: string, user: User, flood: Flood) {
   return { signIn, me, answers };
 }
 
-void withBenchServer(async ({ url }) => {
+void withBenchServer(async ({ url, cpu }) => {
   const email = `user-${randomUUID()}@example.com`;
   const victim = `victim-${randomUUID()}@example.com`;
   for (const who of [email, victim]) {
@@ -104,40 +108,53 @@ void withBenchServer(async ({ url }) => {
       source: () => `198.18.${randomOctet()}.${randomOctet()}`,
     },
   };
-  console.log(
-    `\nload average ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')} before the run; ` +
-      `${options.connections} flood connections, ${options.duration} s per phase, ` +
-      `${options.rounds} round(s); the user's sign-ins and /users/me run one at a time throughout\n`,
-  );
-  console.log(
-    '| Phase | sign-in p50 ms | p95 ms | p50 vs idle | /users/me p50 ms | p95 ms | p50 vs idle | user refusals | flood answers |',
-  );
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---|');
-  for (let round = 1; round <= options.rounds; round++) {
-    let idle: { signIn: number; me: number } | undefined;
-    for (const [name, flood] of Object.entries(floods)) {
-      console.error(`round ${round}/${options.rounds}: ${name} for ${options.duration} s…`);
+  // By phase, each round's /users/me p50 and what was refused or answered.
+  const seen = new Map<
+    string,
+    { meP50: number[]; refusals: number; calls: number; answers: Record<string, number> }
+  >();
+  const variants: Record<string, Variant> = {};
+  for (const [name, flood] of Object.entries(floods)) {
+    const own = {
+      meP50: [] as number[],
+      refusals: 0,
+      calls: 0,
+      answers: {} as Record<string, number>,
+    };
+    seen.set(name, own);
+    variants[name] = async () => {
       const { signIn, me, answers } = await phase(url, user, flood);
-      const p = (sorted: number[], at: number) => (sorted.length ? pct(sorted, at) : NaN);
-      const [signInP50, meP50] = [p(signIn.latencies, 50), p(me.latencies, 50)];
-      idle ??= { signIn: signInP50, me: meP50 };
-      const floodAnswers = Object.entries(answers)
-        .map(([status, n]) => `${n} × ${status}`)
-        .join(', ');
-      console.log(
-        `| ${name} | ${signInP50.toFixed(0)} | ${p(signIn.latencies, 95).toFixed(0)} | ` +
-          `${(signInP50 / idle.signIn).toFixed(2)}× | ${meP50.toFixed(1)} | ` +
-          `${p(me.latencies, 95).toFixed(1)} | ${(meP50 / idle.me).toFixed(2)}× | ` +
-          `${signIn.failures} of ${signIn.failures + signIn.latencies.length} sign-ins, ` +
-          `${me.failures} calls | ${floodAnswers || '–'} |`,
-      );
-    }
+      own.meP50.push(me.latencies.length ? pct(me.latencies, 50) : NaN);
+      own.refusals += signIn.failures + me.failures;
+      own.calls += signIn.failures + signIn.latencies.length + me.failures + me.latencies.length;
+      for (const [status, n] of Object.entries(answers)) {
+        own.answers[status] = (own.answers[status] ?? 0) + n;
+      }
+      const flooded = Object.values(answers).reduce((a, b) => a + b, 0);
+      return {
+        ops:
+          flooded + signIn.latencies.length + signIn.failures + me.latencies.length + me.failures,
+        latencies: signIn.latencies,
+      };
+    };
   }
-  console.log(
-    `\nload average ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')} after the run`,
+  const comparison = await interleave(variants, cpu);
+  printComparison(
+    `${options.connections} flood connections, ${options.duration} s per phase; ops are every request the API answered, p50 the user's sign-in (one at a time, throughout, beside /users/me)`,
+    comparison,
   );
+  const idle = seen.get(Object.keys(floods)[0]!)!.meP50;
+  console.log(
+    `\n> The same phases: the user's /users/me (medians over the ${comparison.rounds} rounds) and every answer\n`,
+  );
+  console.log('| Phase | /users/me p50 ms | p50 vs idle | user refusals | flood answers |');
+  console.log('|---|---:|---:|---:|---|');
+  for (const [name, own] of seen) {
+    const answers = Object.entries(own.answers)
+      .map(([status, n]) => `${n} × ${status}`)
+      .join(', ');
+    console.log(
+      `| ${name} | ${median(own.meP50).toFixed(1)} | ${median(own.meP50.map((p, i) => p / idle[i]!)).toFixed(2)}× | ${own.refusals} of ${own.calls} calls | ${answers || '–'} |`,
+    );
+  }
 }, 'api');

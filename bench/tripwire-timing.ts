@@ -1,19 +1,26 @@
 /**
  * Whether a tripwire answer gives a canary away by its timing, now that every presented token is
- * journaled before the answer: canary tokens and unknown tokens fetched interleaved in one run
- * (each request a coin toss, so both see the same load), their latency distributions side by
- * side; and what a journal append costs on its own (write + fdatasync, group-committed) on the
- * disk of TRIPWIRE_JOURNAL_DIR.
+ * journaled before the answer: a run is `--requests` requests, each a coin toss between a canary
+ * and an unknown token (so both kinds meet the same load, the recording of the canary hits
+ * included), and lasts until the hits are recorded; each round has two, one timing the unknown
+ * tokens (the baseline), one the canaries, until resolved (bench/support/rounds.ts). Beside the
+ * latencies, the CPU per request of the mix in every part of the stack (the API runs in this
+ * process, beside the client);
+ * and what a journal append costs on its own (write + fdatasync, group-committed) on the disk of
+ * TRIPWIRE_JOURNAL_DIR, one at a time (the baseline) against `--concurrency` at once.
  *
- *   npm run bench:tripwire-timing -- [--requests 2000] [--concurrency 10] [--appends 2000]
+ *   npm run bench:tripwire-timing -- [--requests 2000] [--concurrency 10] [--appends 5000]
  *     [--kind url|fast_redirect|web_image]   (the route measured: /r/, /f/ or /i/)
+ *     [--min-rounds 5] [--max-rounds 15]
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { HitJournal } from '../src/canaries/hit-journal';
-import { pct, pool } from './support/latency';
+import type { StackCpu } from './support/cpu';
+import { pool } from './support/latency';
+import { interleave, printComparison, roundOptions, type Variant } from './support/rounds';
 import { startWorkerStack } from './support/worker-stack';
 import { startInProcessApi } from './support/in-process-api';
 
@@ -21,10 +28,13 @@ const { values } = parseArgs({
   options: {
     requests: { type: 'string', default: '2000' },
     concurrency: { type: 'string', default: '10' },
-    appends: { type: 'string', default: '2000' },
+    appends: { type: 'string', default: '5000' },
     kind: { type: 'string', default: 'url' },
   },
+  allowPositionals: true,
+  strict: false,
 });
+const KIND = String(values.kind);
 const REQUESTS = Number(values.requests);
 const CONCURRENCY = Number(values.concurrency);
 const APPENDS = Number(values.appends);
@@ -34,10 +44,10 @@ const KIND_OPTIONS: Record<string, object> = {
   fast_redirect: { redirect_url: 'https://intranet.example/' },
   web_image: {},
 };
-if (!(values.kind in KIND_OPTIONS))
+if (!(KIND in KIND_OPTIONS))
   throw new Error(`--kind: one of ${Object.keys(KIND_OPTIONS).join(', ')}`);
 
-async function journalCost(dir: string) {
+async function journalCost(dir: string, cpu: StackCpu) {
   const folder = await mkdtemp(join(dir, 'bench-'));
   const timings = { rotateMs: 5_000, replayMs: 60_000, staleMs: 10_000 };
   const journal = new HitJournal(
@@ -45,18 +55,27 @@ async function journalCost(dir: string) {
     () => Promise.resolve(),
     pino({ level: 'silent' }),
   );
+  let next = 0;
   const entry = (i: number) => ({ id: `hit_${i}`, at: new Date().toISOString(), digests: ['x'] });
-  const run = (concurrency: number) =>
-    pool(APPENDS, concurrency, async (i) => {
+  const appends = (concurrency: number) => async () => {
+    const from = next;
+    next += APPENDS;
+    const run = await pool(APPENDS, concurrency, async (i) => {
       const started = performance.now();
-      (await journal.append(entry(i))).settle(true);
+      (await journal.append(entry(from + i))).settle(true);
       return performance.now() - started;
     });
-  const one = await run(1);
-  const ten = await run(CONCURRENCY);
-  await journal.stop();
-  await rm(folder, { recursive: true, force: true });
-  return { one, ten };
+    return { ops: APPENDS, latencies: run.latencies };
+  };
+  try {
+    return await interleave(
+      { '1 at a time (baseline)': appends(1), [`${CONCURRENCY} at once`]: appends(CONCURRENCY) },
+      cpu,
+    );
+  } finally {
+    await journal.stop();
+    await rm(folder, { recursive: true, force: true });
+  }
 }
 
 async function main(): Promise<void> {
@@ -81,61 +100,56 @@ async function main(): Promise<void> {
     for (let i = 0; i < 10; i++) {
       const planted = await call(
         '/api/canaries',
-        { kind: values.kind, memo: `bench ${i}`, ...KIND_OPTIONS[values.kind] },
+        { kind: KIND, memo: `bench ${i}`, ...KIND_OPTIONS[KIND] },
         token,
       );
       canaries.push(new URL(planted.value as string).pathname);
     }
 
-    console.error(`${REQUESTS} requests, canary or unknown at random, ${CONCURRENCY} at a time…`);
-    const times = { canary: [] as number[], unknown: [] as number[] };
-    await pool(REQUESTS, CONCURRENCY, async (i) => {
-      const canary = Math.random() < 0.5;
-      const live = canaries[i % canaries.length]!;
-      const path = canary ? live : live.replace(/[^/]+$/, `not-a-tripwire-${i}`);
-      const started = performance.now();
-      const res = await fetch(`${base}${path}`, {
-        headers: { 'x-forwarded-for': `203.0.113.${i % 5}` },
-        redirect: 'manual',
-      });
-      await res.arrayBuffer();
-      const ms = performance.now() - started;
-      times[canary ? 'canary' : 'unknown'].push(ms);
-      return ms;
-    });
-    await api.tripwires.flush();
-    const cost = await journalCost(config.TRIPWIRE_JOURNAL_DIR);
-
-    console.log(
-      `\n${REQUESTS} ${values.kind} tripwire requests interleaved, ${CONCURRENCY} at a time\n`,
+    const cpu = stack.cpu();
+    let sent = 0;
+    /**
+     * REQUESTS requests, each a coin toss between a canary and an unknown token, so that both
+     * kinds meet the same load (the canary hits' recording included); the run reports the
+     * latencies of one kind, and lasts until the hits are recorded.
+     */
+    const requests =
+      (timed: 'canary' | 'unknown'): Variant =>
+      async () => {
+        const from = sent;
+        sent += REQUESTS;
+        const latencies: number[] = [];
+        const run = await pool(REQUESTS, CONCURRENCY, async (n) => {
+          const i = from + n;
+          const canary = Math.random() < 0.5;
+          const live = canaries[i % canaries.length]!;
+          const path = canary ? live : live.replace(/[^/]+$/, `not-a-tripwire-${i}`);
+          const started = performance.now();
+          const res = await fetch(`${base}${path}`, {
+            headers: { 'x-forwarded-for': `203.0.113.${i % 5}` },
+            redirect: 'manual',
+          });
+          await res.arrayBuffer();
+          const ms = performance.now() - started;
+          if (canary === (timed === 'canary')) latencies.push(ms);
+          return ms;
+        });
+        await api.tripwires.flush();
+        return { ops: REQUESTS, latencies, seconds: run.seconds };
+      };
+    printComparison(
+      `${KIND} tripwire requests, ${REQUESTS} a run, each a coin toss between a canary and an unknown token, ${CONCURRENCY} at a time; each row times one kind (ops and CPU are of all the run's requests); api is this process (the API and the client)`,
+      await interleave(
+        { 'unknown token (baseline)': requests('unknown'), 'canary token': requests('canary') },
+        cpu,
+        // Every run is the same mix: only the latency of one kind against the other is resolved.
+        { ...roundOptions, resolve: ['p50'] },
+      ),
     );
-    console.log('| Token | requests | p50 ms | p90 ms | p99 ms |');
-    console.log('|---|---:|---:|---:|---:|');
-    const row = (name: string, ms: number[]) => {
-      ms.sort((a, b) => a - b);
-      console.log(
-        `| ${name} | ${ms.length} | ${pct(ms, 50).toFixed(1)} | ${pct(ms, 90).toFixed(1)} | ${pct(ms, 99).toFixed(1)} |`,
-      );
-    };
-    row('unknown (baseline)', times.unknown);
-    row('canary', times.canary);
-    const ratio = (p: number) => pct(times.canary, p) / pct(times.unknown, p);
-    console.log(
-      `\ncanary / unknown: p50 ${(ratio(50) * 100).toFixed(0)} %, p99 ${(ratio(99) * 100).toFixed(0)} %`,
+    printComparison(
+      `Journal append (write + fdatasync), ${APPENDS} entries a round each, in ${config.TRIPWIRE_JOURNAL_DIR}`,
+      await journalCost(config.TRIPWIRE_JOURNAL_DIR, cpu),
     );
-    console.log(
-      `\nJournal append (write + fdatasync), ${APPENDS} entries in ${config.TRIPWIRE_JOURNAL_DIR}\n`,
-    );
-    console.log('| appends at once | appends/s | p50 ms | p99 ms |');
-    console.log('|---:|---:|---:|---:|');
-    for (const [n, run] of [
-      [1, cost.one],
-      [CONCURRENCY, cost.ten],
-    ] as const) {
-      console.log(
-        `| ${n} | ${(APPENDS / run.seconds).toFixed(0)} | ${pct(run.latencies, 50).toFixed(2)} | ${pct(run.latencies, 99).toFixed(2)} |`,
-      );
-    }
   } finally {
     await inProcess.stop();
     await stack.stop();

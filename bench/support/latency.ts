@@ -1,3 +1,5 @@
+import type { Variant } from './rounds';
+
 /** Runs `count` tasks, `concurrency` at a time; each returns its latency in ms. */
 export async function pool(
   count: number,
@@ -21,3 +23,21 @@ export async function pool(
 /** The p-th percentile of ascending latencies. */
 export const pct = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+
+/**
+ * A variant of `n` operations a round, one at a time, each timed and counting `per` operations
+ * (records in a batch); each round goes on from the index where the last one stopped.
+ */
+export function sequential(n: number, op: (i: number) => Promise<unknown>, per = 1): Variant {
+  let from = 0;
+  return async () => {
+    const latencies: number[] = [];
+    for (let i = from; i < from + n; i++) {
+      const started = performance.now();
+      await op(i);
+      latencies.push(performance.now() - started);
+    }
+    from += n;
+    return { ops: n * per, latencies };
+  };
+}

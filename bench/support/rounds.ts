@@ -9,6 +9,9 @@ import { parseArgs } from 'node:util';
 import { cpuBetween, type Part, type StackCpu } from './cpu';
 import { pct } from './latency';
 
+/** What `interleave` reads CPU from: a `StackCpu`, or parts summed over several (a group of workers). */
+export type CpuMeter = Pick<StackCpu, 'read' | 'parts'>;
+
 /**
  * What one run of a variant did: how many operations and, when timed, their latencies in ms, or
  * (from a tool that keeps a histogram) their 50th and 99th percentiles.
@@ -26,6 +29,16 @@ export interface RunResult {
 }
 
 export type Variant = () => Promise<RunResult>;
+
+/**
+ * A variant with set-up before its run and tidying after it (alerts parked, then ended), both
+ * outside what is measured.
+ */
+export interface StagedVariant {
+  prepare?: () => Promise<void>;
+  run: Variant;
+  finish?: () => Promise<void>;
+}
 
 /** `--min-rounds`, `--max-rounds` and `--tolerance` (a fraction), for every benchmark alike. */
 export const roundOptions = (() => {
@@ -73,12 +86,16 @@ export interface Row {
 export interface Comparison {
   rows: Row[];
   rounds: number;
+  /** A measurement that cannot take turns (a fill, a one-off peak): one run, nothing resolved. */
+  oneOff?: boolean;
   parts: Part[];
   resolved: boolean;
+  /** The ratios that had to be resolved. */
+  resolving: Ratio[];
   load: { before: number[]; after: number[] };
 }
 
-const median = (values: number[]) => {
+export const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length / 2;
   return sorted.length % 2 ? sorted[Math.floor(mid)]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
@@ -97,16 +114,26 @@ function agreementOf(ratios: number[]): number {
 }
 
 /**
- * Ratios whose baseline measured something: a baseline that spent no CPU tick (a no-op) has no CPU
- * ratio to resolve.
+ * Ratios of runs that both measured something: a run that spent no CPU tick (a no-op, or one too
+ * short for the clock's 10 ms ticks) has no CPU ratio to resolve.
  */
-const finite = (ratios: number[]) => ratios.filter((r) => Number.isFinite(r));
+const finite = (ratios: number[]) => ratios.filter((r) => Number.isFinite(r) && r > 0);
 
-/** Runs every variant once a round, in turns, for at least `minRounds` and until resolved. */
+/** The ratios against the baseline that a comparison resolves. */
+export type Ratio = 'rate' | 'p50' | 'cpu';
+
+/**
+ * Runs every variant once a round, in turns, for at least `minRounds` and until resolved: the
+ * ratios in `resolve` (all three unless told; only the p50 where every run is the same mix of
+ * work and a row times one kind of it).
+ */
 export async function interleave(
-  variants: Record<string, Variant>,
-  cpu: StackCpu,
-  options = roundOptions,
+  variants: Record<string, Variant | StagedVariant>,
+  cpu: CpuMeter,
+  {
+    resolve = ['rate', 'p50', 'cpu'],
+    ...options
+  }: typeof roundOptions & { resolve?: Ratio[] } = roundOptions,
 ): Promise<Comparison> {
   const names = Object.keys(variants);
   const samples = new Map(names.map((name) => [name, [] as Sample[]]));
@@ -117,11 +144,15 @@ export async function interleave(
     rounds++;
     for (const name of names) {
       console.error(`round ${rounds} (${options.minRounds}–${options.maxRounds}): ${name}…`);
+      const variant = variants[name]!;
+      const { prepare, run, finish } = typeof variant === 'function' ? { run: variant } : variant;
+      await prepare?.();
       const before = cpu.read();
       const started = performance.now();
-      const { ops, latencies, p50, p99, seconds: own } = await variants[name]!();
+      const { ops, latencies, p50, p99, seconds: own } = await run();
       const seconds = own ?? (performance.now() - started) / 1000;
       const spent = cpuBetween(before, cpu.read());
+      await finish?.();
       const perOp = new Map([...spent].map(([part, s]) => [part, (s * 1000) / ops]));
       const sorted = latencies && [...latencies].sort((a, b) => a - b);
       samples.get(name)!.push({
@@ -138,7 +169,7 @@ export async function interleave(
       names
         .slice(1)
         .every((name) =>
-          agreementsOf(samples, names[0]!, name).every((a) => a <= options.tolerance),
+          agreementsOf(samples, names[0]!, name, resolve).every((a) => a <= options.tolerance),
         );
   }
   const base = names[0]!;
@@ -164,7 +195,7 @@ export async function interleave(
           ? 0
           : rounds < 3
             ? Number.NaN
-            : Math.max(...agreementsOf(samples, base, name)),
+            : Math.max(...agreementsOf(samples, base, name, resolve)),
     };
   });
   return {
@@ -172,8 +203,22 @@ export async function interleave(
     rounds,
     parts: cpu.parts(),
     resolved,
+    resolving: resolve,
     load: { before: loadBefore, after: loadavg() },
   };
+}
+
+/**
+ * One run of something that cannot take turns with a baseline (a fill, a one-off memory peak):
+ * its rate and CPU per operation in every part, with the load average it ran under.
+ */
+export async function runOnce(name: string, run: Variant, cpu: CpuMeter): Promise<Comparison> {
+  const comparison = await interleave({ [name]: run }, cpu, {
+    ...roundOptions,
+    minRounds: 1,
+    maxRounds: 1,
+  });
+  return { ...comparison, oneOff: true };
 }
 
 /**
@@ -193,31 +238,45 @@ function pairedRatios(samples: Map<string, Sample[]>, base: string, name: string
   };
 }
 
-function agreementsOf(samples: Map<string, Sample[]>, base: string, name: string): number[] {
+function agreementsOf(
+  samples: Map<string, Sample[]>,
+  base: string,
+  name: string,
+  resolve: Ratio[],
+): number[] {
   const { rate, p50, cpu } = pairedRatios(samples, base, name);
-  return [rate, p50, finite(cpu)].filter((r) => r.length).map(agreementOf);
+  const ratios = { rate, p50, cpu: finite(cpu) };
+  return resolve
+    .map((r) => ratios[r])
+    .filter((r) => r.length)
+    .map(agreementOf);
 }
 
-const fixed = (value: number | null, digits: number) =>
-  value === null ? '–' : value.toFixed(digits);
-
-/** The comparison as a Markdown table, with how it was taken. */
+/**
+ * The comparison as a Markdown table, with how it was taken. `unit` is that of the latencies and
+ * the CPU per operation (µs for operations of microseconds, so that they do not read as 0.0).
+ */
 export function printComparison(
   title: string,
-  { rows, rounds, parts, resolved, load }: Comparison,
+  { rows, rounds, parts, resolved, resolving, load, oneOff }: Comparison,
+  { unit = 'ms' }: { unit?: 'ms' | 'µs' } = {},
 ): void {
   const loads = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
+  const scale = unit === 'µs' ? 1000 : 1;
+  const fixed = (value: number | null, digits: number) =>
+    value === null ? '–' : (value * scale).toFixed(digits);
+  const how = oneOff
+    ? 'one run (a one-off: nothing to take turns with)'
+    : `median of ${rounds} interleaved rounds (${resolving.length < 3 ? `${resolving.join(' and ')} vs baseline ` : ''}${resolved ? 'resolved' : 'NOT resolved'} to ±${(roundOptions.tolerance * 100).toFixed(0)} % between runs)`;
   console.log(`\n> ${title}`);
+  console.log(`> ${how}; load average ${loads(load.before)} before, ${loads(load.after)} after\n`);
   console.log(
-    `> median of ${rounds} interleaved rounds (${resolved ? 'resolved' : 'NOT resolved'} to ±${(roundOptions.tolerance * 100).toFixed(0)} % between runs); load average ${loads(load.before)} before, ${loads(load.after)} after\n`,
-  );
-  console.log(
-    `| Variant | ops/s | p50 ms | p99 ms | rate vs baseline | p50 vs baseline | ${parts.map((p) => `${p} CPU ms/op`).join(' | ')} | all CPU ms/op | CPU vs baseline | ± between runs |`,
+    `| Variant | ops/s | p50 ${unit} | p99 ${unit} | rate vs baseline | p50 vs baseline | ${parts.map((p) => `${p} CPU ${unit}/op`).join(' | ')} | all CPU ${unit}/op | CPU vs baseline | ± between runs |`,
   );
   console.log(`|---|${'---:|'.repeat(parts.length + 8)}`);
   for (const r of rows) {
     console.log(
-      `| ${r.name} | ${fixed(r.rate, 1)} | ${fixed(r.p50, 1)} | ${fixed(r.p99, 1)} | ${(r.rateRatio * 100).toFixed(0)} % | ${r.p50Ratio === null ? '–' : `${r.p50Ratio.toFixed(2)}×`} | ${parts.map((p) => fixed(r.cpu.get(p) ?? 0, 2)).join(' | ')} | ${fixed(r.cpuAll, 2)} | ${Number.isNaN(r.cpuRatio) ? '–' : `${r.cpuRatio.toFixed(2)}×`} | ${r.name === rows[0]!.name ? 'baseline' : Number.isNaN(r.agreement) ? '–' : `${(r.agreement * 100).toFixed(0)} %`} |`,
+      `| ${r.name} | ${r.rate.toFixed(1)} | ${fixed(r.p50, 1)} | ${fixed(r.p99, 1)} | ${(r.rateRatio * 100).toFixed(0)} % | ${r.p50Ratio === null ? '–' : `${r.p50Ratio.toFixed(2)}×`} | ${parts.map((p) => fixed(r.cpu.get(p) ?? 0, 2)).join(' | ')} | ${fixed(r.cpuAll, 2)} | ${Number.isNaN(r.cpuRatio) ? '–' : `${r.cpuRatio.toFixed(2)}×`} | ${r.name === rows[0]!.name ? 'baseline' : Number.isNaN(r.agreement) ? '–' : `${(r.agreement * 100).toFixed(0)} %`} |`,
     );
   }
 }
