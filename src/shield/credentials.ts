@@ -1,3 +1,5 @@
+import { isAwsSecretShaped } from '../canaries/kinds/aws-access-key';
+
 /**
  * Substrings of a message that could be planted canary tokens, for the caller to look up: API
  * keys `svc_<12>_<43>`, AWS access key ids (AKIA…/ASIA…) and 40-character AWS-secret-shaped
@@ -23,10 +25,9 @@ const PATTERNS: { re: RegExp; group?: number; accept?: (text: string) => boolean
   { re: /(?<![A-Za-z0-9_-])svc_[a-z0-9]{12}_[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/g },
   { re: /\b(?:AKIA|ASIA)[A-Z0-9]{16}\b/g },
   {
-    // An AWS secret access key: 40 base64 characters mixing upper case, lower case and digits
-    // (which rules out hex digests and words).
+    // An AWS secret access key: 40 base64 characters of its shape.
     re: /(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=])/g,
-    accept: (t) => /[A-Z]/.test(t) && /[a-z]/.test(t) && /\d/.test(t),
+    accept: isAwsSecretShaped,
   },
   { re: /\b[a-z][a-z0-9+.-]{1,20}:\/\/[^\s:/@'"<>]{1,128}:([^\s@/'"<>]{1,256})@/dgi, group: 1 },
   {

@@ -365,6 +365,16 @@ describe('credentialCandidates', () => {
     }
   });
 
+  it('when any AWS key canary is in a message, then its secret is a candidate', () => {
+    // About 1 in 900 base64 strings of 40 characters has no digit: enough draws that one would
+    // come up if the canary could plant such a secret.
+    for (let i = 0; i < 10_000; i++) {
+      const { secret } = makeDecoy('aws_access_key', settings);
+      const texts = credentialCandidates(`aws_secret_access_key = ${secret}`).map((c) => c.text);
+      if (!texts.includes(secret!)) throw new Error(`secret ${secret} is not a candidate`);
+    }
+  });
+
   it('when candidates are found, then each span is its text and they come in message order', () => {
     const key = generateApiKey().value;
     const aws = `AKIA${chars('QWERTYUIOPASDFGHJKLZXCVBNM234567', 16)}`;
