@@ -2,12 +2,14 @@
  * The alert path against the engine's floor: alerts per second, latency and CPU per workflow in
  * every process (API client, worker, Temporal dev server, database) of the alert workflow (one
  * webhook channel, and three), each from its start to its result (delivered and recorded), against
- * a workflow with one no-op local activity (the floor, one workflow task: the baseline) and one
- * with one no-op activity (two workflow tasks), and one with three no-op local activities in turn
- * (the alert's steps without their work), on the same dev server and worker, at 1, 10 and 50
- * concurrent workflows. The variants take turns round by round until their ratios are resolved
- * (bench/support/rounds.ts). The unconfigured built-in channels (email, chat) are part of every
- * alert, as on a fresh deployment.
+ * a workflow with one no-op local activity (the floor, one workflow task: the baseline), one with
+ * one no-op activity (two workflow tasks), and the floor started, carried and ended as an alert
+ * (its input, memo and search attributes, its outcome set at the end: the engine's share of an
+ * alert without its work), on the same dev server and worker, at 1, 10 and 50 concurrent
+ * workflows. The variants take turns round by round until their ratios are resolved
+ * (bench/support/rounds.ts), after a warm-up that leaves every process's code compiled, and each
+ * run ends once the database is back at rest (bench/support/warm-up.ts). The unconfigured
+ * built-in channels (email, chat) are part of every alert, as on a fresh deployment.
  *
  *   npm run bench:alert-path -- [--levels 1,10,50] [--untuned] [--min-rounds 5] [--max-rounds 15]
  *
@@ -17,14 +19,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { startAlert } from '../src/alerts/alert-workflows';
+import { alertStartOptions, startAlert } from '../src/alerts/alert-workflows';
 import { ChannelsRepository } from '../src/alerts/channels.repository';
 import { connectMongo } from '../src/db/mongo';
 import { createTemporal } from '../src/temporal/client';
 import { tripwirePayload } from '../test/support/alerts';
 import type { floorWorkflow } from '../workflows';
+import type { ReadyAlertInput } from '../workflows/shared';
 import { pool } from './support/latency';
 import { interleave, printComparison, type Variant } from './support/rounds';
+import { databaseSettler, warmUp } from './support/warm-up';
 import { startWorkerStack } from './support/worker-stack';
 
 const { values } = parseArgs({
@@ -65,17 +69,31 @@ async function main(): Promise<void> {
       }
     }
 
-    const floor =
-      (local: boolean, steps = 1) =>
-      async () => {
-        const started = performance.now();
-        await temporal.client.workflow.execute<typeof floorWorkflow>('floorWorkflow', {
-          taskQueue: temporal.taskQueue,
-          workflowId: `bench-floor-${randomUUID()}`,
-          args: [{ local, steps }],
-        });
-        return performance.now() - started;
+    const floor = (local: boolean) => async () => {
+      const started = performance.now();
+      await temporal.client.workflow.execute<typeof floorWorkflow>('floorWorkflow', {
+        taskQueue: temporal.taskQueue,
+        workflowId: `bench-floor-${randomUUID()}`,
+        args: [{ local }],
+      });
+      return performance.now() - started;
+    };
+    /** The floor started, carried and ended as a one-channel alert is, without its work. */
+    const floorAsAlert = async () => {
+      const threatEventId = `thr_bench_${randomUUID()}`;
+      const input: ReadyAlertInput = {
+        kind: 'ready',
+        accountId: accounts[1],
+        payload: tripwirePayload(threatEventId),
+        recoveryMs: temporal.alertRecoveryMs,
       };
+      const started = performance.now();
+      await temporal.client.workflow.execute<typeof floorWorkflow>('floorWorkflow', {
+        ...alertStartOptions(temporal, `bench-floor-${threatEventId}`, input),
+        args: [{ local: true, asAlert: input }],
+      });
+      return performance.now() - started;
+    };
     const alert = (channelCount: 1 | 3) => async () => {
       const threatEventId = `thr_bench_${randomUUID()}`;
       const started = performance.now();
@@ -92,15 +110,21 @@ async function main(): Promise<void> {
     const paths = {
       'one no-op local activity (floor, baseline)': floor(true),
       'one no-op activity': floor(false),
-      // As many local activities one after another as a one-channel alert runs (targets, send,
-      // record): what the alert's steps cost in the engine alone.
-      'three no-op local activities in turn': floor(true, 3),
+      'one no-op local activity, as an alert': floorAsAlert,
       'alert, 1 channel': alert(1),
       'alert, 3 channels': alert(3),
     };
 
-    // Warm-up: the worker's first workflow tasks and connections are not what is measured.
-    for (const run of Object.values(paths)) await pool(20, 5, run);
+    // Warm-up: compiled code and open connections in every process, as a running service has them.
+    const warmed = await warmUp(async () => {
+      for (const [name, run] of Object.entries(paths)) {
+        await pool(name.startsWith('alert') ? 100 : 20, 10, run);
+      }
+    }, stack.databasePid);
+    const database = await databaseSettler(stack.databasePid);
+    console.log(
+      `> ${warmed}; each run ends once the database is back at rest (${database.restMs.toFixed(0)} ms of CPU per 2.5 s)`,
+    );
 
     // The benchmark process is the API's client here: it starts and awaits the workflows.
     const cpu = stack.cpu({ client: process.pid });
@@ -109,7 +133,12 @@ async function main(): Promise<void> {
       const variants = Object.fromEntries(
         Object.entries(paths).map(([name, run]): [string, Variant] => [
           name,
-          async () => ({ ops: count, ...(await pool(count, concurrency, run)) }),
+          async () => {
+            const timed = await pool(count, concurrency, run);
+            // What the writes left the database to do counts here (the rate is the workflows').
+            await database.settled();
+            return { ops: count, ...timed };
+          },
         ]),
       );
       const tuning = ['WORKER_ACTIVITY_SLOTS', 'WORKER_WORKFLOW_TASK_SLOTS', 'WORKER_POLLERS']

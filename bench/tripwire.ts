@@ -4,11 +4,13 @@
  * - a URL tripwire fetched over HTTP → the signed webhook at a local HTTPS receiver (the first hit
  *   of a storm is alerted at once), against a ready alert started on the same stack and delivered
  *   to the same channel (the baseline of the ratio);
- * - a flood of hits on live tripwires (new ones each round, 5 sources each), against the same
- *   route answering unknown tokens (no hit to record); then every live hit must be recorded, and
- *   each storm's alert workflow must have started soon after its first hit (p99 reported).
+ * - floods of hits on live tripwires (new ones each round: ten from 5 sources each, 50 storms; and
+ *   one from one source, one storm), against the same route answering unknown tokens (no hit to
+ *   record); then every live hit must be recorded, and each storm's alert workflow must have
+ *   started soon after its first hit (p99 reported).
  * The API runs in its own process (as deployed: this one is the client and the receiver); a real
- * worker process delivers.
+ * worker process delivers. A warm-up leaves every process's code compiled, and each run ends once
+ * the database is back at rest (bench/support/warm-up.ts).
  *
  *   npm run bench:tripwire -- [--alerts 20] [--hits 2000] [--concurrency 10] [--gather-ms 2000]
  *     [--min-rounds 5] [--max-rounds 15]
@@ -22,6 +24,7 @@ import { tripwirePayload } from '../test/support/alerts';
 import type { Hit } from '../test/support/receiver';
 import { pct, pool } from './support/latency';
 import { interleave, printComparison, roundOptions } from './support/rounds';
+import { databaseSettler, warmUp } from './support/warm-up';
 import { startWorkerStack } from './support/worker-stack';
 import { startApiOnStack } from './support/api-process';
 
@@ -152,8 +155,34 @@ async function main(): Promise<void> {
         .findOne({ canaryId }, { projection: { _id: 1 } });
       return `alert-${event!._id}`;
     };
-    // Warm-up: the worker's first workflows and connections are not what is measured.
-    await pool(10, 5, (i) => readyAlert(-1 - i));
+    /** `hits` requests, 10 at a time in turn from each of `sources` addresses. */
+    const fire = (path: (i: number) => string, hits = HITS, sources = 5) =>
+      pool(hits, CONCURRENCY, async (i) => {
+        const started = performance.now();
+        const res = await fetch(`${base}${path(i)}`, {
+          headers: { 'x-forwarded-for': `203.0.113.${Math.floor(i / 10) % sources}` },
+        });
+        await res.arrayBuffer();
+        return performance.now() - started;
+      });
+    // Warm-up: compiled code and open connections in every process, as a running service has
+    // them; each batch a small flood, tripwires' alerts and ready ones, then their settling.
+    let warmRun = 0;
+    const warmed = await warmUp(async () => {
+      const run = warmRun++;
+      const targets = await Promise.all(Array.from({ length: 5 }, plant));
+      await fire((i) => targets[i % targets.length]!.path, 500);
+      await fire((i) => `/r/warm-up-${run}-${i}`, 500);
+      await pool(10, 5, async (i) => {
+        await fetch(`${base}${targets[i % targets.length]!.path}`);
+        return readyAlert(-1 - 10 * run - i);
+      });
+      await settled(targets, 510);
+    }, stack.databasePid);
+    const database = await databaseSettler(stack.databasePid);
+    console.log(
+      `> ${warmed}; each run ends once the database is back at rest (${database.restMs.toFixed(0)} ms of CPU per 2.5 s)`,
+    );
     const cpu = stack.cpu({ api: api.pid, client: process.pid });
     const maxRounds = roundOptions.maxRounds;
 
@@ -167,6 +196,7 @@ async function main(): Promise<void> {
         'ready alert, start → webhook (baseline)': async () => {
           const from = ALERTS * readyRun++;
           const timed = await pool(ALERTS, CONCURRENCY, (i) => readyAlert(from + i, readyTimes));
+          await database.settled();
           return { ops: ALERTS, ...timed };
         },
         'tripwire request → webhook': async () => {
@@ -189,54 +219,57 @@ async function main(): Promise<void> {
             return ms;
           });
           await settled(round, ALERTS);
+          await database.settled();
           return { ops: ALERTS, ...timed };
         },
       },
       cpu,
     );
 
-    // The flood: each round's hits go to 10 new tripwires, each from 5 sources (50 new storms,
-    // each later hit joining one), against the same route answering unknown tokens.
+    // Two floods against the same route answering unknown tokens: each round's hits on 10 new
+    // tripwires, each from 5 sources (50 new storms, each later hit joining one), and on one new
+    // tripwire from one source (one storm: an attacker replaying what it found).
     const floodTargets: Planted[][] = [];
+    const stormTargets: Planted[] = [];
     for (let r = 0; r < maxRounds; r++) {
       const round: Planted[] = [];
       for (let i = 0; i < 10; i++) round.push(await plant());
       floodTargets.push(round);
+      stormTargets.push(await plant());
     }
-    const fire = (path: (i: number) => string) =>
-      pool(HITS, CONCURRENCY, async (i) => {
-        const started = performance.now();
-        // Every tripwire is hit from each of the 5 sources: 5 storms a tripwire.
-        const res = await fetch(`${base}${path(i)}`, {
-          headers: { 'x-forwarded-for': `203.0.113.${Math.floor(i / 10) % 5}` },
-        });
-        await res.arrayBuffer();
-        return performance.now() - started;
-      });
     let floods = 0;
+    let storms = 0;
     let unknown = 0;
     const flood = await interleave(
       {
-        'unknown token (baseline)': async () => ({
-          ops: HITS,
-          ...(await fire((i) => `/r/not-a-tripwire-${unknown++}-${i}`)),
-        }),
+        'unknown token (baseline)': async () => {
+          const timed = await fire((i) => `/r/not-a-tripwire-${unknown++}-${i}`);
+          await database.settled();
+          return { ops: HITS, ...timed };
+        },
         // The rate is the answers'; the run ends once the hits are recorded and their alerts
         // have ended, so the CPU they caused counts here and not in the next run.
-        'live tripwire hit, answered': async () => {
+        'live tripwire hits, 50 storms': async () => {
           const targets = floodTargets[floods++]!;
           const timed = await fire((i) => targets[i % targets.length]!.path);
           await settled(targets, HITS);
+          await database.settled();
+          return { ops: HITS, ...timed };
+        },
+        'live tripwire hits, one storm': async () => {
+          const target = stormTargets[storms++]!;
+          const timed = await fire(() => target.path, HITS, 1);
+          await settled([target], HITS);
+          await database.settled();
           return { ops: HITS, ...timed };
         },
       },
       cpu,
     );
-    const ids = floodTargets
-      .slice(0, floods)
-      .flat()
-      .map((t) => t.id);
-    const expected = HITS * floods;
+    const ids = [...floodTargets.slice(0, floods).flat(), ...stormTargets.slice(0, storms)].map(
+      (t) => t.id,
+    );
+    const expected = HITS * (floods + storms);
     const recorded = await api.hitsRecorded(ids, expected);
     // Each storm's alert: started within a second of its first hit (the API starts
     // it; the reconciler would start a missed one only much later).

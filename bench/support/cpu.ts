@@ -20,19 +20,48 @@ interface Stat {
   seconds: number;
 }
 
+/** The fields of a /proc `stat` file after the name (in parentheses, which may hold spaces). */
+const statFields = (text: string) => text.slice(text.lastIndexOf(')') + 2).split(' ');
+
+/** User + system CPU seconds from a process's or a thread's `stat` fields. */
+const cpuSeconds = (fields: string[]) => (Number(fields[11]) + Number(fields[12])) / TICKS;
+
 function stat(pid: number): Stat | undefined {
   try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The name is in parentheses and may hold spaces; the fields after it are space-separated.
-    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    return {
-      pid,
-      ppid: Number(fields[1]),
-      seconds: (Number(fields[11]) + Number(fields[12])) / TICKS,
-    };
+    const fields = statFields(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    return { pid, ppid: Number(fields[1]), seconds: cpuSeconds(fields) };
   } catch {
     return undefined; // gone meanwhile
   }
+}
+
+/** One process's own CPU seconds so far (its threads, not its children); 0 once it is gone. */
+export function processSeconds(pid: number): number {
+  return stat(pid)?.seconds ?? 0;
+}
+
+/**
+ * CPU seconds so far of a JVM's JIT compiler threads (HotSpot names them `C1 CompilerThre…` and
+ * `C2 CompilerThre…`); 0 for any other process.
+ */
+export function jitCompilerSeconds(pid: number): number {
+  let threads: string[];
+  try {
+    threads = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return 0; // gone
+  }
+  let total = 0;
+  for (const tid of threads) {
+    try {
+      if (!/^C\d CompilerThre/.test(readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8')))
+        continue;
+      total += cpuSeconds(statFields(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')));
+    } catch {
+      // a thread that ended meanwhile
+    }
+  }
+  return total;
 }
 
 /** Resident memory (MB) of one process: `VmRSS` of /proc/<pid>/status. */

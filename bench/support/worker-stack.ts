@@ -93,6 +93,8 @@ export async function startWorkerStack(
         await new Promise((r) => setTimeout(r, 250));
       }
     },
+    /** The database's process, when the stack started one (not for MONGODB_URI). */
+    databasePid: mongo.pid,
     /** The stack's CPU by part; `api` is the process serving the API (this one unless given). */
     cpu(roots: Partial<Record<Part, number>> = { api: process.pid }) {
       return new StackCpu({

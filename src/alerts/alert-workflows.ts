@@ -50,7 +50,8 @@ function describeStart(input: AlertInput) {
   return { staticSummary, staticDetails, event, threatEventId, canaryId };
 }
 
-function startOptions(temporal: Temporal, workflowId: string, input: AlertInput) {
+/** An alert's workflow options: its id, input, memo, search attributes and what the UI shows. */
+export function alertStartOptions(temporal: Temporal, workflowId: string, input: AlertInput) {
   const { staticSummary, staticDetails, event, threatEventId, canaryId } = describeStart(input);
   return {
     staticSummary,
@@ -83,7 +84,7 @@ export async function startAlert(
   try {
     await temporal.client.workflow.start<typeof alertWorkflow>(
       'alertWorkflow',
-      startOptions(temporal, workflowId, {
+      alertStartOptions(temporal, workflowId, {
         kind: 'ready',
         ...alert,
         recoveryMs: temporal.alertRecoveryMs,
@@ -107,7 +108,7 @@ export async function startNotice(
   try {
     await temporal.client.workflow.start<typeof alertWorkflow>(
       'alertWorkflow',
-      startOptions(temporal, `notice-${input.noticeId}`, {
+      alertStartOptions(temporal, `notice-${input.noticeId}`, {
         kind: 'ready',
         accountId: input.accountId,
         payload: input.payload,
@@ -131,7 +132,7 @@ export async function startThreatAlert(
   try {
     await temporal.client.workflow.start<typeof alertWorkflow>(
       'alertWorkflow',
-      startOptions(temporal, `alert-${input.threatEventId}`, {
+      alertStartOptions(temporal, `alert-${input.threatEventId}`, {
         kind: 'threat',
         ...input,
         recoveryMs: temporal.alertRecoveryMs,
@@ -151,7 +152,7 @@ export async function runChannelTest(
 ): Promise<AlertResult> {
   const workflowId = `channel-test-${input.channelId}-${randomUUID()}`;
   return temporal.client.workflow.execute<typeof alertWorkflow>('alertWorkflow', {
-    ...startOptions(temporal, workflowId, { kind: 'test', ...input }),
+    ...alertStartOptions(temporal, workflowId, { kind: 'test', ...input }),
     workflowExecutionTimeout: '2m',
   });
 }
@@ -167,7 +168,7 @@ export async function startResend(
   const workflowId = `resend-${randomUUID()}`;
   await temporal.client.workflow.start<typeof alertWorkflow>(
     'alertWorkflow',
-    startOptions(temporal, workflowId, { kind: 'resend', ...input }),
+    alertStartOptions(temporal, workflowId, { kind: 'resend', ...input }),
   );
   return { workflowId, deliveryId: `${workflowId}:${input.channelId}` };
 }
