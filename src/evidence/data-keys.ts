@@ -1,4 +1,10 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createSecretKey,
+  randomBytes,
+  type KeyObject,
+} from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { Binary, type Collection, type Db } from 'mongodb';
 import { isDuplicateKeyError, journaled, type CollectionIndexes } from '../db/mongo';
@@ -36,7 +42,11 @@ const CACHE_MS = 30_000;
  */
 export class DataKeys {
   private readonly keys: Collection<DataKeyDoc>;
-  private readonly cache = new LRUCache<string, { key: Buffer | null }>({
+  /**
+   * Keys as key objects: a cipher made from raw bytes builds one inside each time (about 15 µs,
+   * two or three per sealed hit).
+   */
+  private readonly cache = new LRUCache<string, { key: KeyObject | null }>({
     max: 10_000,
     ttl: CACHE_MS,
   });
@@ -91,13 +101,13 @@ export class DataKeys {
     this.cache.set(accountId, { key: null });
   }
 
-  private async keyFor(accountId: string, create: boolean): Promise<Buffer | null> {
+  private async keyFor(accountId: string, create: boolean): Promise<KeyObject | null> {
     const cached = this.cache.get(accountId);
     if (cached) return cached.key;
     let doc = await this.keys.findOne({ _id: accountId });
     if (!doc && !create) return null;
     if (!doc) doc = await this.created(accountId);
-    const key = doc.key ? Buffer.from(doc.key.buffer) : null;
+    const key = doc.key ? createSecretKey(doc.key.buffer) : null;
     this.cache.set(accountId, { key });
     return key;
   }
