@@ -15,8 +15,8 @@ const WARM_COMPILER_SHARE = 0.05;
 /**
  * Runs `batch` (the benchmark's own operations, unmeasured) until the database's JIT compiler
  * takes under 5 % of its CPU in two batches in a row, at least `minBatches` times (for the Node.js
- * processes' own compilation) and at most `maxBatches`. A database that is not a JVM (`mongod`, or one given by
- * MONGODB_URI) compiles nothing, so it takes `minBatches`.
+ * processes' own compilation) and at most `maxBatches`. A database that is not a JVM (`mongod`, or
+ * one given by MONGODB_URI) compiles nothing, so it takes `minBatches`.
  * @returns a line for the benchmark's report
  */
 export async function warmUp(
@@ -67,10 +67,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /**
  * The database's CPU at rest (an API's own timers read it now and then), from eight windows of
  * 2.5 s, and a wait for it to be back there after a run: until a 2.5 s window costs it at most
- * twice its rest plus a clock tick. Every run waits for it, so what a run's writes left the database to do
- * counts in that run and not in the next variant's: the embedded server commits every 200 ms, and
- * compacts the chunks a burst of writes replaced in a pass of its once-a-second timer that finds no
- * write since the one before (1–2 s after the burst; tools/mongo-server `GroupCommit`).
+ * twice its rest plus a clock tick. Every run waits for it, so what a run's writes left the
+ * database to do counts in that run and not in the next variant's: the embedded server commits
+ * every 200 ms, and compacts the chunks a burst of writes replaced in a pass of its once-a-second
+ * timer that finds no write since the one before (1–2 s after the burst; tools/mongo-server
+ * `GroupCommit`).
  */
 export async function databaseSettler(databasePid: number | undefined) {
   if (databasePid === undefined) return { restMs: 0, settled: () => Promise.resolve() };
