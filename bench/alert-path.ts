@@ -27,7 +27,7 @@ import { tripwirePayload } from '../test/support/alerts';
 import type { floorWorkflow } from '../workflows';
 import type { ReadyAlertInput } from '../workflows/shared';
 import { pool } from './support/latency';
-import { interleave, printComparison, type Variant } from './support/rounds';
+import { interleave, printComparison, roundOptions, type Variant } from './support/rounds';
 import { databaseSettler, warmUp } from './support/warm-up';
 import { startWorkerStack } from './support/worker-stack';
 
@@ -133,12 +133,7 @@ async function main(): Promise<void> {
       const variants = Object.fromEntries(
         Object.entries(paths).map(([name, run]): [string, Variant] => [
           name,
-          async () => {
-            const timed = await pool(count, concurrency, run);
-            // What the writes left the database to do counts here (the rate is the workflows').
-            await database.settled();
-            return { ops: count, ...timed };
-          },
+          async () => ({ ops: count, ...(await pool(count, concurrency, run)) }),
         ]),
       );
       const tuning = ['WORKER_ACTIVITY_SLOTS', 'WORKER_WORKFLOW_TASK_SLOTS', 'WORKER_POLLERS']
@@ -146,7 +141,7 @@ async function main(): Promise<void> {
         .join(', ');
       printComparison(
         `${concurrency} at a time, ${count} workflows a round; dev server ${values.untuned ? 'untuned' : 'tuned'}; ${tuning}`,
-        await interleave(variants, cpu),
+        await interleave(variants, cpu, { ...roundOptions, settle: database.settled }),
       );
     }
 

@@ -196,7 +196,6 @@ async function main(): Promise<void> {
         'ready alert, start → webhook (baseline)': async () => {
           const from = ALERTS * readyRun++;
           const timed = await pool(ALERTS, CONCURRENCY, (i) => readyAlert(from + i, readyTimes));
-          await database.settled();
           return { ops: ALERTS, ...timed };
         },
         'tripwire request → webhook': async () => {
@@ -219,11 +218,11 @@ async function main(): Promise<void> {
             return ms;
           });
           await settled(round, ALERTS);
-          await database.settled();
           return { ops: ALERTS, ...timed };
         },
       },
       cpu,
+      { ...roundOptions, settle: database.settled },
     );
 
     // Two floods against the same route answering unknown tokens: each round's hits on 10 new
@@ -242,29 +241,27 @@ async function main(): Promise<void> {
     let unknown = 0;
     const flood = await interleave(
       {
-        'unknown token (baseline)': async () => {
-          const timed = await fire((i) => `/r/not-a-tripwire-${unknown++}-${i}`);
-          await database.settled();
-          return { ops: HITS, ...timed };
-        },
+        'unknown token (baseline)': async () => ({
+          ops: HITS,
+          ...(await fire((i) => `/r/not-a-tripwire-${unknown++}-${i}`)),
+        }),
         // The rate is the answers'; the run ends once the hits are recorded and their alerts
         // have ended, so the CPU they caused counts here and not in the next run.
         'live tripwire hits, 50 storms': async () => {
           const targets = floodTargets[floods++]!;
           const timed = await fire((i) => targets[i % targets.length]!.path);
           await settled(targets, HITS);
-          await database.settled();
           return { ops: HITS, ...timed };
         },
         'live tripwire hits, one storm': async () => {
           const target = stormTargets[storms++]!;
           const timed = await fire(() => target.path, HITS, 1);
           await settled([target], HITS);
-          await database.settled();
           return { ops: HITS, ...timed };
         },
       },
       cpu,
+      { ...roundOptions, settle: database.settled },
     );
     const ids = [...floodTargets.slice(0, floods).flat(), ...stormTargets.slice(0, storms)].map(
       (t) => t.id,

@@ -132,8 +132,16 @@ export async function interleave(
   cpu: CpuMeter,
   {
     resolve = ['rate', 'p50', 'cpu'],
+    settle,
     ...options
-  }: typeof roundOptions & { resolve?: Ratio[] } = roundOptions,
+  }: typeof roundOptions & {
+    resolve?: Ratio[];
+    /**
+     * Awaited after every run, inside its CPU window and outside its time: what the run left the
+     * stack to do (a database's compaction) counts in that run and not in the next variant's.
+     */
+    settle?: () => Promise<void>;
+  } = roundOptions,
 ): Promise<Comparison> {
   const names = Object.keys(variants);
   const samples = new Map(names.map((name) => [name, [] as Sample[]]));
@@ -151,6 +159,7 @@ export async function interleave(
       const started = performance.now();
       const { ops, latencies, p50, p99, seconds: own } = await run();
       const seconds = own ?? (performance.now() - started) / 1000;
+      await settle?.();
       const spent = cpuBetween(before, cpu.read());
       await finish?.();
       const perOp = new Map([...spent].map(([part, s]) => [part, (s * 1000) / ops]));
