@@ -64,11 +64,23 @@ export const CLOUD_PLATFORM_BLOCKS: readonly { cidr: string; name: string; sourc
   },
 ];
 
+/**
+ * Each block parsed once: every delivery checks its address against all of them, and parsing
+ * them each time was most of that check. Keys are the operator's deny list and the list above.
+ */
+const parsedBlocks = new Map<string, [ipaddr.IPv4 | ipaddr.IPv6, number]>();
+
+function parsedBlock(cidr: string): [ipaddr.IPv4 | ipaddr.IPv6, number] {
+  let block = parsedBlocks.get(cidr);
+  if (!block) parsedBlocks.set(cidr, (block = ipaddr.parseCIDR(cidr)));
+  return block;
+}
+
 /** Why the operator's deny list or the cloud platform list refuses `address`, if either does. */
 export function whyDenied(address: string, deny: readonly string[] = []): string | undefined {
   const ip = ipaddr.process(address);
   const inBlock = (cidr: string) => {
-    const [range, bits] = ipaddr.parseCIDR(cidr);
+    const [range, bits] = parsedBlock(cidr);
     return range.kind() === ip.kind() && ip.match(range, bits);
   };
   const platform = CLOUD_PLATFORM_BLOCKS.find((block) => inBlock(block.cidr));

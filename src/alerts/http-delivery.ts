@@ -145,14 +145,17 @@ async function post(
   headers: Record<string, string>,
   timeoutMs = REQUEST_TIMEOUT_MS,
 ): Promise<AttemptResult> {
-  const deadline = AbortSignal.timeout(timeoutMs);
+  // Not `AbortSignal.timeout`: its timer outlives the request and, firing, builds a DOMException
+  // with a stack trace after every delivery (about 45 µs each in a profile of the worker).
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), timeoutMs);
   try {
     const response = await request(target.url, {
       method: 'POST',
       body,
       headers,
       dispatcher: pinnedAgent(target),
-      signal: deadline,
+      signal: deadline.signal,
     });
     const excerpt = await readStart(response.body);
     const type = response.headers['content-type'];
@@ -162,12 +165,14 @@ async function post(
       answer: { contentType: (Array.isArray(type) ? type[0] : type) ?? null, body: excerpt },
     };
   } catch (err) {
-    if (deadline.aborted) return { kind: 'timeout' };
+    if (deadline.signal.aborted) return { kind: 'timeout' };
     const cause =
       err instanceof Error && err.cause instanceof Error ? `: ${err.cause.message}` : '';
     return {
       kind: 'network-error',
       message: `${err instanceof Error ? err.message : String(err)}${cause}`,
     };
+  } finally {
+    clearTimeout(timer);
   }
 }
