@@ -20,7 +20,7 @@ import {
   writeFile,
 } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 
 /**
  * The Temporal CLI whose dev server runs `npm run dev` and the tests: CLI 1.9.1 embeds Temporal
@@ -200,16 +200,31 @@ export interface JavaCommand {
 export async function ensureMongoServer(log: Log): Promise<JavaCommand> {
   const key = await sourceKey(MONGO_SERVER_SOURCE);
   const folder = join(cacheDir(), `mongo-server-${key}`);
-  const command = {
-    classpath: `${join(folder, 'tripwire-mongo-server.jar')}:${join(folder, 'lib', '*')}`,
-    mainClass: 'tripwire.mongo.Main',
-  };
-  if (existsSync(join(folder, 'tripwire-mongo-server.jar'))) return command;
+  if (existsSync(join(folder, 'tripwire-mongo-server.jar'))) return javaCommand(folder);
   await mkdir(cacheDir(), { recursive: true });
-  const tmp = await mkdtemp(join(cacheDir(), '.build-'));
+  const command = await buildMongoServer(log, MONGO_SERVER_SOURCE, folder);
+  await pruneOtherBuilds('mongo-server-', `mongo-server-${key}`);
+  return command;
+}
+
+const javaCommand = (folder: string): JavaCommand => ({
+  classpath: `${join(folder, 'tripwire-mongo-server.jar')}:${join(folder, 'lib', '*')}`,
+  mainClass: 'tripwire.mongo.Main',
+});
+
+/**
+ * Builds the embedded server's sources in `source` (tools/mongo-server, or another version of
+ * it) into `folder`: its jar and `lib/`, which the build replaces whole.
+ */
+export async function buildMongoServer(
+  log: Log,
+  source: string,
+  folder: string,
+): Promise<JavaCommand> {
+  const tmp = await mkdtemp(join(dirname(folder), '.build-'));
   try {
     // Maven builds in a copy, so the clone stays clean and two builds never share `target/`.
-    await cp(MONGO_SERVER_SOURCE, join(tmp, 'src'), { recursive: true });
+    await cp(source, join(tmp, 'src'), { recursive: true });
     await runBuild(log, 'building the embedded MongoDB server (tools/mongo-server) with Maven', {
       command: 'mvn',
       args: ['-q', '-B', 'package', '-DskipTests'],
@@ -232,8 +247,7 @@ export async function ensureMongoServer(log: Log): Promise<JavaCommand> {
   } finally {
     await rm(tmp, { recursive: true, force: true });
   }
-  await pruneOtherBuilds('mongo-server-', `mongo-server-${key}`);
-  return command;
+  return javaCommand(folder);
 }
 
 /** A hash of every file under `folder` except build output, so any source change rebuilds. */

@@ -13,7 +13,7 @@ import { createInterface } from 'node:readline';
 import { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { SEARCH_ATTRIBUTE_NAMES } from '../workflows/shared';
-import { ensureMongoServer, ensureTemporalCli, type Log } from './dev-tools';
+import { ensureMongoServer, ensureTemporalCli, type JavaCommand, type Log } from './dev-tools';
 
 export interface Service {
   /** How to reach it: a MongoDB URI or a Temporal address. */
@@ -128,6 +128,8 @@ export interface MongoOptions {
   log: Log;
   /** How long the server may take to start and open its data; 180 s unless set. */
   readyWithinMs?: number;
+  /** The embedded server's build (another version's, to compare): this tree's unless given. */
+  build?: JavaCommand;
 }
 
 export async function provideMongo(options: MongoOptions): Promise<Service> {
@@ -160,6 +162,7 @@ export async function startLocalMongo({
   port,
   log,
   readyWithinMs = 180_000,
+  build,
 }: MongoOptions): Promise<LocalMongo> {
   await ensureFreePort(port, 'MongoDB');
   const useMongod = onPath('mongod');
@@ -171,7 +174,7 @@ export async function startLocalMongo({
     const args = ['--dbpath', folder, '--port', String(port), '--bind_ip', '127.0.0.1', '--quiet'];
     proc = spawnManaged('mongod', args, { onLine });
   } else {
-    const { classpath, mainClass } = await ensureMongoServer(log);
+    const { classpath, mainClass } = build ?? (await ensureMongoServer(log));
     // The serial collector: one database thread does the work, and these machines have few cores.
     // Warnings and errors only: the library logs every connection and collection at INFO.
     const quiet = '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn';

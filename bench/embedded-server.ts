@@ -1,0 +1,209 @@
+/**
+ * One version of the embedded database (tools/mongo-server) against another: this tree's build and
+ * the one at `--against <git ref>` (HEAD unless given: the change not yet committed), each a
+ * server of its own started as tools/stack.ts starts it (the same JVM, heap and flags), taking
+ * turns at the same writes, so a change to the server is measured against what it replaces in one
+ * run. Against the tree's own commit it is an A/A run: how far apart two identical servers land.
+ *
+ *   npm run bench:embedded-server -- [--against main] [--alerts 400] [--rate 20]
+ *                                    [--min-rounds 5] [--max-rounds 15]
+ *
+ * The writes are an alert's, as the worker makes them once a webhook answered, on a store with
+ * every index the service creates: the delivery's evidence record (a time-ordered `_id`, a random
+ * content hash), its log leaf, the account's chain head (`j: true`, as the append makes it
+ * durable), the delivery record (an upsert) and the channel's health. `--rate` alerts a second
+ * (20: `bench:alert-path`'s one at a time), `--alerts` a run. Each server first runs them,
+ * unmeasured, until its JIT compiler has settled, and each run ends once its server is back at
+ * rest, so its commits and compaction after the run count in it (bench/support/warm-up.ts). The
+ * table's `database CPU` is that server's, all its threads; the latencies are one alert's writes.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { MongoClient, type Db } from 'mongodb';
+import { ALL_INDEXES } from '../src/db/indexes';
+import { ensureIndexes } from '../src/db/mongo';
+import { newTimeOrderedId } from '../src/ids';
+import { buildMongoServer } from '../tools/dev-tools';
+import { freePort, startLocalMongo, type LocalMongo } from '../tools/stack';
+import { processSeconds, type Part } from './support/cpu';
+import { interleave, printComparison, roundOptions } from './support/rounds';
+import { databaseSettler, warmUp } from './support/warm-up';
+
+const { values } = parseArgs({
+  options: {
+    against: { type: 'string', default: 'HEAD' },
+    alerts: { type: 'string', default: '400' },
+    rate: { type: 'string', default: '20' },
+  },
+  strict: false,
+});
+const ALERTS = Number(values.alerts);
+const RATE = Number(values.rate);
+if (typeof values.against !== 'string' || !Number.isInteger(ALERTS) || ALERTS < 1 || !(RATE > 0)) {
+  console.error(
+    'usage: npm run bench:embedded-server -- [--against <git ref>] [--alerts N] [--rate per second]',
+  );
+  process.exit(2);
+}
+const against = values.against;
+
+const log = (line: string) => console.error(`[bench] ${line}`);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const hex = () => randomBytes(32).toString('hex');
+
+interface Server {
+  mongo: LocalMongo;
+  client: MongoClient;
+  db: Db;
+  seqs: Map<string, number>;
+  leaves: number;
+}
+
+async function start(dataDir: string, build?: Awaited<ReturnType<typeof buildMongoServer>>) {
+  const mongo = await startLocalMongo({ dataDir, port: await freePort(), log, build });
+  if (!mongo.description.startsWith('embedded')) {
+    await mongo.stop();
+    console.error('mongod is on PATH: this benchmark compares builds of the embedded server');
+    process.exit(2);
+  }
+  const client = await MongoClient.connect(mongo.address);
+  const db = client.db('bench');
+  await ensureIndexes(db, ALL_INDEXES);
+  return { mongo, client, db, seqs: new Map(), leaves: 0 } satisfies Server;
+}
+
+/** One alert's writes, in the order the worker makes them. */
+async function alertWrites(server: Server, n: number): Promise<void> {
+  const accountId = `acc_${n % 5}`;
+  const seq = (server.seqs.get(accountId) ?? 0) + 1;
+  server.seqs.set(accountId, seq);
+  const logId = newTimeOrderedId('evd');
+  const channelId = `chn_${accountId}`;
+  const deliveryId = `alert-${randomUUID()}:${channelId}`;
+  const now = new Date();
+  const { db } = server;
+  await db.collection('evidence').insertMany(
+    [
+      {
+        _id: logId as never,
+        accountId,
+        seq,
+        kind: 'alert.delivery_outcome',
+        data: {
+          delivery_id: deliveryId,
+          workflow_id: deliveryId.split(':')[0],
+          channel_id: channelId,
+          channel_kind: 'webhook',
+          event: 'canary.tripwire_triggered',
+          outcome: 'delivered',
+          status: 200,
+          error: null,
+        },
+        contentHash: hex(),
+        prevHash: hex(),
+        sealedAt: now,
+      },
+    ],
+    { ordered: true },
+  );
+  await db
+    .collection('evidence_leaves')
+    .insertOne({ _id: server.leaves++ as never, logId, accountId, seq, hash: hex() });
+  await db
+    .collection('evidence_heads')
+    .updateMany(
+      { _id: accountId as never },
+      { $set: { seq, hash: hex(), logId } },
+      { upsert: true, writeConcern: { journal: true } },
+    );
+  await db.collection('alert_deliveries').updateOne(
+    { _id: deliveryId as never },
+    {
+      $set: { outcome: 'delivered', status: 200, error: null, finishedAt: now },
+      $setOnInsert: { accountId, channelId, event: 'canary.tripwire_triggered', createdAt: now },
+    },
+    { upsert: true },
+  );
+  await db
+    .collection('alert_channels')
+    .updateOne(
+      { _id: channelId as never },
+      { $set: { accountId, lastError: null, lastDeliveryAt: now, failingSince: null } },
+      { upsert: true },
+    );
+}
+
+/** `--alerts` alerts' writes at `--rate` a second (or, to warm up, as fast as they go), each timed. */
+async function run(server: Server, paced = true) {
+  const latencies: number[] = [];
+  const started = performance.now();
+  for (let n = 0; n < ALERTS; n++) {
+    const t0 = performance.now();
+    await alertWrites(server, n);
+    latencies.push(performance.now() - t0);
+    if (paced) await sleep(Math.max(0, started + ((n + 1) * 1000) / RATE - performance.now()));
+  }
+  return { ops: ALERTS, latencies, seconds: (performance.now() - started) / 1000 };
+}
+
+/** The embedded server's sources at `ref`, built into `folder`. */
+async function buildAt(ref: string, folder: string) {
+  execFileSync('git', ['rev-parse', '--verify', `${ref}^{commit}`], { stdio: 'ignore' });
+  const archive = execFileSync('git', ['archive', '--format=tar', ref, 'tools/mongo-server']);
+  execFileSync('tar', ['-x', '-C', folder], { input: archive });
+  return buildMongoServer(log, join(folder, 'tools/mongo-server'), join(folder, 'build'));
+}
+
+async function main() {
+  const work = await mkdtemp(join(tmpdir(), 'bench-embedded-server-'));
+  const servers: Server[] = [];
+  try {
+    log(`building the embedded server at ${against}`);
+    const theirs = await buildAt(against, work);
+    servers.push(await start(join(work, 'theirs'), theirs), await start(join(work, 'ours')));
+    const [base, ours] = servers as [Server, Server];
+    const pids = servers.map((s) => s.mongo.process.child.pid!);
+    for (const [i, server] of servers.entries()) {
+      const warm = await warmUp(() => run(server, false), pids[i]);
+      console.error(`> ${i ? 'this tree' : against}: ${warm}`);
+    }
+    // Both servers' CPU as the database's: the one at rest adds as little to either run.
+    const cpu = {
+      parts: (): Part[] => ['database'],
+      read: () =>
+        new Map<Part, number>([
+          ['database', pids.reduce((sum, pid) => sum + processSeconds(pid), 0)],
+        ]),
+    };
+    const settlers = await Promise.all(pids.map((pid) => databaseSettler(pid)));
+    const comparison = await interleave(
+      { [`the server at ${against} (baseline)`]: () => run(base), 'this tree': () => run(ours) },
+      cpu,
+      {
+        ...roundOptions,
+        settle: async () => {
+          await Promise.all(settlers.map((s) => s.settled()));
+        },
+      },
+    );
+    printComparison(
+      `one alert's writes, ${ALERTS} a run at ${RATE}/s; the embedded server at ${against} against this tree's`,
+      comparison,
+    );
+  } finally {
+    for (const server of servers) {
+      await server.client.close(true);
+      await server.mongo.stop();
+    }
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
