@@ -152,7 +152,12 @@ async function run(server: Server, paced = true) {
 
 /** The embedded server's sources at `ref`, built into `folder`. */
 async function buildAt(ref: string, folder: string) {
-  execFileSync('git', ['rev-parse', '--verify', `${ref}^{commit}`], { stdio: 'ignore' });
+  try {
+    execFileSync('git', ['rev-parse', '--verify', `${ref}^{commit}`], { stdio: 'ignore' });
+  } catch {
+    console.error(`--against ${ref}: not a commit of this repository`);
+    process.exit(2);
+  }
   const archive = execFileSync('git', ['archive', '--format=tar', ref, 'tools/mongo-server']);
   execFileSync('tar', ['-x', '-C', folder], { input: archive });
   return buildMongoServer(log, join(folder, 'tools/mongo-server'), join(folder, 'build'));
