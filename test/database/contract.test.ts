@@ -4,13 +4,15 @@
  * The durability cases start a local server of their own (the same kind `npm run dev` starts),
  * since they kill it.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import {
   MongoBulkWriteError,
   MongoClient,
   MongoServerError,
+  ObjectId,
   type Db,
   type Document,
 } from 'mongodb';
@@ -193,29 +195,43 @@ describe('reads', () => {
   });
 });
 
-describe('durability', () => {
-  let dataDir: string;
-  let server: LocalMongo;
-  let client: MongoClient;
-  const start = async () => {
-    server = await startLocalMongo({ dataDir, port: await freePort(), log: () => {} });
-    client = await MongoClient.connect(server.address);
+/**
+ * A server of the block's own, in a data folder of its own (its cases kill it), which `prepare`
+ * fills before the first start; `start` starts it again on the same folder.
+ */
+function ownServer(prefix: string, prepare?: (dataDir: string) => Promise<void>) {
+  const own = {
+    dataDir: '',
+    server: undefined as unknown as LocalMongo,
+    client: undefined as unknown as MongoClient,
+    async start() {
+      own.server = await startLocalMongo({
+        dataDir: own.dataDir,
+        port: await freePort(),
+        log: () => {},
+      });
+      own.client = await MongoClient.connect(own.server.address);
+    },
   };
-
   beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'contract-durable-'));
-    await start();
+    own.dataDir = await mkdtemp(join(tmpdir(), prefix));
+    await prepare?.(own.dataDir);
+    await own.start();
   });
-
   afterAll(async () => {
-    await client.close(true);
-    await server.stop();
-    await rm(dataDir, { recursive: true, force: true });
+    await own.client.close(true);
+    await own.server.stop();
+    await rm(own.dataDir, { recursive: true, force: true });
   });
+  return own;
+}
+
+describe('durability', () => {
+  const own = ownServer('contract-durable-');
 
   /** Syncs of the database's journal so far: the embedded server's own count, or WiredTiger's. */
   async function syncs(): Promise<number> {
-    const status = (await client.db('admin').command({ serverStatus: 1 })) as {
+    const status = (await own.client.db('admin').command({ serverStatus: 1 })) as {
       tripwireStore?: { syncs: number };
       wiredTiger?: { log: Record<string, number> };
     };
@@ -223,7 +239,7 @@ describe('durability', () => {
   }
 
   it('when writes ask for the journal, then each is synced before it is acknowledged; plain ones are not', async () => {
-    const docs = client.db('durable').collection<{ _id: number }>('synced');
+    const docs = own.client.db('durable').collection<{ _id: number }>('synced');
     const before = await syncs();
     for (let i = 0; i < 30; i++)
       await docs.insertOne({ _id: i }, { writeConcern: { journal: true } });
@@ -239,9 +255,9 @@ describe('durability', () => {
   it('when the embedded server is SIGKILLed right after acknowledging plain writes, then every one is kept with its index entries', async () => {
     // mongod may lose the last 100 ms of writes sent without `j` (its journal's commit interval)
     // when killed; the embedded server keeps every acknowledged one (docs/operations.md).
-    if (!server.description.startsWith('embedded')) return;
+    if (!own.server.description.startsWith('embedded')) return;
     type Doc = { _id: number; n: number };
-    const docs = client.db('durable').collection<Doc>('plain');
+    const docs = own.client.db('durable').collection<Doc>('plain');
     await docs.createIndex({ n: 1 });
     const expected = new Map<number, Doc>();
     for (let i = 0; i < 300; i++) {
@@ -267,12 +283,12 @@ describe('durability', () => {
     );
     await docs.insertOne({ _id: 1002, n: 5002 });
     for (const id of [1000, 1001, 1002]) expected.set(id, { _id: id, n: id + 4000 });
-    process.kill(-server.process.child.pid!, 'SIGKILL');
-    await server.process.exited;
-    await client.close(true);
+    process.kill(-own.server.process.child.pid!, 'SIGKILL');
+    await own.server.process.exited;
+    await own.client.close(true);
 
-    await start();
-    const again = client.db('durable').collection<Doc>('plain');
+    await own.start();
+    const again = own.client.db('durable').collection<Doc>('plain');
     const all = [...expected.values()].sort((a, b) => a._id - b._id);
     expect(await again.find().sort({ _id: 1 }).toArray()).toEqual(all);
     // The index came back in step: every document under its own key, in key order, and nothing else.
@@ -281,16 +297,16 @@ describe('durability', () => {
       .sort({ n: 1 })
       .toArray();
     expect(byN).toEqual([...all].sort((a, b) => a.n - b.n));
-    expect(await servedByIndex(client.db('durable'), 'plain', { n: { $gte: 0 } }, { n: 1 })).toBe(
-      true,
-    );
+    expect(
+      await servedByIndex(own.client.db('durable'), 'plain', { n: { $gte: 0 } }, { n: 1 }),
+    ).toBe(true);
     // And the `_id` index: a kept `_id` is refused again, a deleted one taken.
     await expect(again.insertOne({ _id: 1, n: 1 })).rejects.toMatchObject({ code: 11000 });
     await again.insertOne({ _id: 2, n: 2 });
   });
 
   it('when the database process is SIGKILLed right after acknowledging journaled writes, then none is lost', async () => {
-    const docs = client.db('durable').collection<{ _id: number; n: number }>('docs');
+    const docs = own.client.db('durable').collection<{ _id: number; n: number }>('docs');
     const journal = { writeConcern: { journal: true } };
     await docs.createIndex({ n: 1 });
     await docs.insertOne({ _id: 0, n: 0 }, journal);
@@ -298,12 +314,12 @@ describe('durability', () => {
       await docs.insertOne({ _id: i, n: i }, journal);
       await docs.updateOne({ _id: 0 }, { $inc: { n: 1 } }, journal);
     }
-    process.kill(-server.process.child.pid!, 'SIGKILL');
-    await server.process.exited;
-    await client.close(true);
+    process.kill(-own.server.process.child.pid!, 'SIGKILL');
+    await own.server.process.exited;
+    await own.client.close(true);
 
-    await start();
-    const again = client.db('durable').collection<{ _id: number; n: number }>('docs');
+    await own.start();
+    const again = own.client.db('durable').collection<{ _id: number; n: number }>('docs');
     expect(await again.countDocuments()).toBe(201);
     expect((await again.findOne({ _id: 0 }))?.n).toBe(200);
     // The index on n came back in step with the documents: the one $inc'd 200 times is under 200.
@@ -312,6 +328,98 @@ describe('durability', () => {
       .sort({ n: 1, _id: 1 })
       .toArray();
     expect(top.map((d) => d._id)).toEqual([199, 0, 200]);
-    expect(await servedByIndex(client.db('durable'), 'docs', { n: { $gte: 199 } }, {})).toBe(true);
+    expect(await servedByIndex(own.client.db('durable'), 'docs', { n: { $gte: 199 } }, {})).toBe(
+      true,
+    );
+  });
+});
+
+describe('a store written by an earlier embedded server', () => {
+  // test/fixtures/store-before-key-codec: the embedded server as it was before its keys had their
+  // own codec (tools/mongo-server's KeyCodec; H2's object type wrote them) took 300 events and 100
+  // objects, committed them, then took 20 more events, an update and a delete with `j: true`, and
+  // was SIGKILLed: those are only in its redo log, framed the old way too.
+  type Event = { _id: string; account: string; seq: number; at: Date; name: string; flag: boolean };
+  const event = (i: number): Event => ({
+    _id: `evt_${String(i).padStart(4, '0')}`,
+    account: `acc_${i % 3}`,
+    seq: i,
+    at: new Date(Date.UTC(2026, 0, 1) + i * 60_000),
+    name: i % 4 === 0 ? `café ☃ ${i}` : `name ${i}`,
+    flag: i % 2 === 0,
+  });
+  const objectId = (i: number) => new ObjectId(`6650${String(i).padStart(20, '0')}`);
+
+  const own = ownServer('contract-earlier-store-', async (dataDir) => {
+    const folder = join(dataDir, 'mongo-server');
+    await mkdir(folder, { recursive: true });
+    for (const file of ['data.mv.db', 'data.redo']) {
+      const fixture = join(__dirname, '../fixtures/store-before-key-codec', `${file}.gz`);
+      await writeFile(join(folder, file), gunzipSync(await readFile(fixture)));
+    }
+  });
+
+  /** Every read the fixture's data answers, each through the index that serves it. */
+  async function expectEveryRead(added: Event[]) {
+    const db = own.client.db('fixture');
+    const events = db.collection<Event>('events');
+    const expected = [...Array.from({ length: 320 }, (_, i) => event(i)), ...added]
+      .filter((e) => e._id !== 'evt_0002')
+      .map((e) => (e._id === 'evt_0001' ? { ...e, name: 'renamed ü', seq: 1001 } : e));
+    expect(await events.find().sort({ _id: 1 }).toArray()).toEqual(expected);
+    expect(await events.findOne({ _id: 'evt_0310' })).toEqual(event(310));
+
+    const account1 = expected.filter((e) => e.account === 'acc_1').sort((a, b) => a.seq - b.seq);
+    expect(await events.find({ account: 'acc_1' }).sort({ seq: 1 }).toArray()).toEqual(account1);
+    expect(await servedByIndex(db, 'events', { account: 'acc_1' }, { seq: 1 })).toBe(true);
+
+    const since = new Date(Date.UTC(2026, 0, 1) + 250 * 60_000);
+    const newest = expected.filter((e) => e.at >= since).sort((a, b) => +b.at - +a.at);
+    expect(
+      await events
+        .find({ at: { $gte: since } })
+        .sort({ at: -1 })
+        .toArray(),
+    ).toEqual(newest);
+    expect(await servedByIndex(db, 'events', { at: { $gte: since } }, { at: -1 })).toBe(true);
+
+    // Names that are not ASCII, written the old way and (by a later write) the new.
+    for (const name of ['café ☃ 8', 'café ☃ 316', 'renamed ü', 'naïve ✓ 9000']) {
+      const named = expected.filter((e) => e.name === name);
+      expect(await events.find({ name }).toArray()).toEqual(named);
+      expect(await servedByIndex(db, 'events', { name }, {})).toBe(true);
+    }
+
+    const objects = db.collection<{ _id: ObjectId; owner: string; score: number }>('objects');
+    expect(await objects.findOne({ _id: objectId(42) })).toEqual({
+      _id: objectId(42),
+      owner: 'y',
+      score: 10.5,
+    });
+    const top = await objects.find({ owner: 'x' }).sort({ score: -1 }).limit(3).toArray();
+    expect(top.map((o) => o.score)).toEqual([24.75, 24.25, 23.75]);
+    expect(await servedByIndex(db, 'objects', { owner: 'x' }, { score: -1 })).toBe(true);
+  }
+
+  it('when it is opened, then its documents, index entries and logged writes are all read, and later writes go in beside them', async () => {
+    if (!own.server.description.startsWith('embedded')) return;
+    await expectEveryRead([]);
+
+    const events = own.client.db('fixture').collection<Event>('events');
+    // The unique index still finds the keys written the old way.
+    await expect(events.insertOne({ ...event(5), _id: 'evt_copy' })).rejects.toMatchObject({
+      code: 11000,
+    });
+    await expect(events.insertOne(event(7))).rejects.toMatchObject({ code: 11000 });
+    const added = [{ ...event(9000), name: 'naïve ✓ 9000' }, event(9001)];
+    for (const e of added) await events.insertOne(e, { writeConcern: { journal: true } });
+    await expectEveryRead(added);
+
+    // Killed again: the new writes come back from the log, the old ones from the store.
+    process.kill(-own.server.process.child.pid!, 'SIGKILL');
+    await own.server.process.exited;
+    await own.client.close(true);
+    await own.start();
+    await expectEveryRead(added);
   });
 });

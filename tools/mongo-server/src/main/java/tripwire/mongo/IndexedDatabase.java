@@ -54,7 +54,7 @@ final class IndexedDatabase extends H2Database {
         // The same map names as H2Database, so data written by either stays readable.
         String fullName = getFullCollectionNamespace(collectionName);
         MVMap<Object, byte[]> documents = store.openMap("databases." + fullName,
-            RedoLog.<Object, byte[]>loggedMap().valueType(new BsonDocumentType()));
+            RedoLog.<Object, byte[]>loggedMap().keyType(new KeyCodec.IdType()).valueType(new BsonDocumentType()));
         MVMap<String, Object> meta = store.openMap("meta." + fullName, RedoLog.loggedMap());
         return new IndexedCollection(this, collectionName, options, documents, meta, cursorRegistry);
     }

@@ -11,6 +11,7 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import java.util.stream.StreamSupport;
 
+import org.h2.mvstore.DataUtils;
 import org.h2.mvstore.MVMap;
 import org.h2.mvstore.MVStore;
 import org.h2.mvstore.WriteBuffer;
@@ -85,7 +86,10 @@ final class OrderedIndex extends Index<Object> {
         CacheWarmer.warm(store, entries);
     }
 
-    /** Entries on disk: the key values and then the position, as one array of the store's own object type. */
+    /**
+     * Entries on disk: how many key values, each value, then the position ({@link KeyCodec});
+     * entries in H2's own object form (one array) are read too.
+     */
     private final class EntryType extends BasicDataType<Entry> {
         private final ObjectDataType objects = new ObjectDataType();
 
@@ -101,15 +105,25 @@ final class OrderedIndex extends Index<Object> {
 
         @Override
         public void write(WriteBuffer buffer, Entry entry) {
-            Object[] all = Arrays.copyOf(entry.values, entry.values.length + 1);
-            all[entry.values.length] = entry.position;
-            objects.write(buffer, all);
+            buffer.put(KeyCodec.TAG).putVarInt(entry.values.length);
+            for (Object value : entry.values) {
+                KeyCodec.write(buffer, value);
+            }
+            KeyCodec.write(buffer, entry.position);
         }
 
         @Override
         public Entry read(ByteBuffer buffer) {
-            Object[] all = (Object[]) objects.read(buffer);
-            return new Entry(Arrays.copyOf(all, all.length - 1), all[all.length - 1], 0);
+            if (!KeyCodec.ours(buffer)) {
+                Object[] all = (Object[]) objects.read(buffer);
+                return new Entry(Arrays.copyOf(all, all.length - 1), all[all.length - 1], 0);
+            }
+            buffer.get();
+            Object[] values = new Object[DataUtils.readVarInt(buffer)];
+            for (int i = 0; i < values.length; i++) {
+                values[i] = KeyCodec.read(buffer);
+            }
+            return new Entry(values, KeyCodec.read(buffer), 0);
         }
 
         @Override
