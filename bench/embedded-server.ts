@@ -5,7 +5,7 @@
  * turns at the same writes, so a change to the server is measured against what it replaces in one
  * run. Against the tree's own commit it is an A/A run: how far apart two identical servers land.
  *
- *   npm run bench:embedded-server -- [--against main] [--alerts 400] [--rate 20]
+ *   npm run bench:embedded-server -- [--against main] [--alerts 1200] [--rate 20]
  *                                    [--min-rounds 5] [--max-rounds 15]
  *
  * The writes are an alert's, as the worker makes them once a webhook answered, on a store with
@@ -36,7 +36,7 @@ import { databaseSettler, warmUp } from './support/warm-up';
 const { values } = parseArgs({
   options: {
     against: { type: 'string', default: 'HEAD' },
-    alerts: { type: 'string', default: '400' },
+    alerts: { type: 'string', default: '1200' },
     rate: { type: 'string', default: '20' },
   },
   strict: false,
