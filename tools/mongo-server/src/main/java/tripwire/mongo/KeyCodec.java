@@ -55,17 +55,20 @@ final class KeyCodec {
 
         @Override
         public Object read(ByteBuffer buffer) {
-            if (!ours(buffer)) {
-                return super.read(buffer);
-            }
-            buffer.get();
-            return KeyCodec.read(buffer);
+            return tagged(buffer) ? KeyCodec.read(buffer) : super.read(buffer);
         }
     }
 
-    /** Whether `buffer`'s next value was written here rather than by {@link ObjectDataType}. */
-    static boolean ours(ByteBuffer buffer) {
-        return buffer.get(buffer.position()) == TAG;
+    /**
+     * Whether `buffer`'s next key was written here rather than by {@link ObjectDataType}; if so, its
+     * tag is read.
+     */
+    static boolean tagged(ByteBuffer buffer) {
+        if (buffer.get(buffer.position()) != TAG) {
+            return false;
+        }
+        buffer.get();
+        return true;
     }
 
     static void write(WriteBuffer buffer, Object value) {

@@ -114,11 +114,10 @@ final class OrderedIndex extends Index<Object> {
 
         @Override
         public Entry read(ByteBuffer buffer) {
-            if (!KeyCodec.ours(buffer)) {
+            if (!KeyCodec.tagged(buffer)) {
                 Object[] all = (Object[]) objects.read(buffer);
                 return new Entry(Arrays.copyOf(all, all.length - 1), all[all.length - 1], 0);
             }
-            buffer.get();
             Object[] values = new Object[DataUtils.readVarInt(buffer)];
             for (int i = 0; i < values.length; i++) {
                 values[i] = KeyCodec.read(buffer);
