@@ -133,8 +133,10 @@ export class ProcessStack {
   }
 
   async stop(): Promise<void> {
-    await Promise.all([...this.apis.map((a) => a.proc?.stop()), this.worker?.proc?.stop()]);
+    // This file's own client first: it only reads, and the processes' stops below (up to 10 s each
+    // before their SIGKILL) must not keep it open past the file's end, where the leak check fails it.
     await this.client?.close();
+    await Promise.all([...this.apis.map((a) => a.proc?.stop()), this.worker?.proc?.stop()]);
     await this.receiver?.stop();
     await Promise.all([this.temporal?.stop(), this.mongo?.stop()]);
   }
