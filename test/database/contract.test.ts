@@ -196,8 +196,8 @@ describe('reads', () => {
 });
 
 /**
- * A server of the block's own, in a data folder of its own (its cases kill it), which `prepare`
- * fills before the first start; `start` starts it again on the same folder.
+ * A server of the block's own, in a data folder of its own, which `prepare` fills before the first
+ * start; `killAndRestart` SIGKILLs it and starts it again on the same folder.
  */
 function ownServer(prefix: string, prepare?: (dataDir: string) => Promise<void>) {
   const own = {
@@ -211,6 +211,12 @@ function ownServer(prefix: string, prepare?: (dataDir: string) => Promise<void>)
         log: () => {},
       });
       own.client = await MongoClient.connect(own.server.address);
+    },
+    async killAndRestart() {
+      process.kill(-own.server.process.child.pid!, 'SIGKILL');
+      await own.server.process.exited;
+      await own.client.close(true);
+      await own.start();
     },
   };
   beforeAll(async () => {
@@ -283,11 +289,7 @@ describe('durability', () => {
     );
     await docs.insertOne({ _id: 1002, n: 5002 });
     for (const id of [1000, 1001, 1002]) expected.set(id, { _id: id, n: id + 4000 });
-    process.kill(-own.server.process.child.pid!, 'SIGKILL');
-    await own.server.process.exited;
-    await own.client.close(true);
-
-    await own.start();
+    await own.killAndRestart();
     const again = own.client.db('durable').collection<Doc>('plain');
     const all = [...expected.values()].sort((a, b) => a._id - b._id);
     expect(await again.find().sort({ _id: 1 }).toArray()).toEqual(all);
@@ -314,11 +316,7 @@ describe('durability', () => {
       await docs.insertOne({ _id: i, n: i }, journal);
       await docs.updateOne({ _id: 0 }, { $inc: { n: 1 } }, journal);
     }
-    process.kill(-own.server.process.child.pid!, 'SIGKILL');
-    await own.server.process.exited;
-    await own.client.close(true);
-
-    await own.start();
+    await own.killAndRestart();
     const again = own.client.db('durable').collection<{ _id: number; n: number }>('docs');
     expect(await again.countDocuments()).toBe(201);
     expect((await again.findOne({ _id: 0 }))?.n).toBe(200);
@@ -416,10 +414,7 @@ describe('a store written by an earlier embedded server', () => {
     await expectEveryRead(added);
 
     // Killed again: the new writes come back from the log, the old ones from the store.
-    process.kill(-own.server.process.child.pid!, 'SIGKILL');
-    await own.server.process.exited;
-    await own.client.close(true);
-    await own.start();
+    await own.killAndRestart();
     await expectEveryRead(added);
   });
 });
