@@ -7,14 +7,15 @@ import type { MongoClient } from 'mongodb';
  */
 export default class LeakCheckingEnvironment extends TestEnvironment {
   override async teardown(): Promise<void> {
-    const tracked = this.global.openMongoClients as Set<MongoClient> | undefined;
+    const tracked = this.global.openMongoClients as Map<MongoClient, string> | undefined;
     const open = [...(tracked ?? [])];
-    await Promise.all(open.map((client) => client.close(true).catch(() => undefined)));
+    await Promise.all(open.map(([client]) => client.close(true).catch(() => undefined)));
     await super.teardown();
     if (open.length) {
-      const names = open.map((client) => client.options.appName ?? 'no appName').join(', ');
+      const names = open.map(([client]) => client.options.appName ?? 'no appName').join(', ');
+      const where = open.map(([, stack]) => stack).join('\n');
       throw new Error(
-        `${open.length} MongoDB client(s) connected by this file were never closed (${names}): close them in afterAll`,
+        `${open.length} MongoDB client(s) connected by this file were never closed (${names}): close them in afterAll\n${where}`,
       );
     }
   }

@@ -5,12 +5,13 @@
  */
 import { MongoClient } from 'mongodb';
 
-const open = new Set<MongoClient>();
-(globalThis as { openMongoClients?: Set<MongoClient> }).openMongoClients = open;
+/** Each open client, with the stack that connected it: the leak check names where it came from. */
+const open = new Map<MongoClient, string>();
+(globalThis as { openMongoClients?: Map<MongoClient, string> }).openMongoClients = open;
 
 const connect = MongoClient.prototype.connect;
 MongoClient.prototype.connect = function (this: MongoClient) {
-  open.add(this);
+  open.set(this, new Error('connected').stack ?? '');
   return connect.call(this);
 };
 
