@@ -127,8 +127,15 @@ export class ProcessStack {
       });
     }
     stack.worker = { entry: 'src/worker.ts', env: {}, proc: null as never };
-    await Promise.all(stack.apis.map((_, n) => stack.startApi(n)));
-    await stack.startWorker();
+    try {
+      await Promise.all(stack.apis.map((_, n) => stack.startApi(n)));
+      await stack.startWorker();
+    } catch (err) {
+      // The caller gets no stack to stop: what started is stopped here, so the file fails with
+      // this error rather than with its client and servers left behind.
+      await stack.stop();
+      throw err;
+    }
     return stack;
   }
 
