@@ -332,6 +332,39 @@ describe('durability', () => {
   });
 });
 
+describe('the store file', () => {
+  const own = ownServer('contract-file-');
+
+  const fileBytes = async () =>
+    (
+      (await own.client.db('admin').command({ serverStatus: 1 })) as {
+        tripwireStore: { fileBytes: number };
+      }
+    ).tripwireStore.fileBytes;
+
+  it('when most of a collection is deleted and writes stop, then the file is cut back to about the documents left', async () => {
+    // mongod reuses its files' free space rather than giving it back.
+    if (!own.server.description.startsWith('embedded')) return;
+    const docs = own.client.db('file').collection<{ _id: number; pad: string }>('churn');
+    const pad = 'x'.repeat(1000);
+    for (let i = 0; i < 20_000; i += 1000) {
+      await docs.insertMany(Array.from({ length: 1000 }, (_, k) => ({ _id: i + k, pad })));
+    }
+    await docs.deleteMany({ _id: { $gte: 1000 } });
+    const full = await fileBytes();
+    expect(full).toBeGreaterThan(10 << 20);
+    // 1,000 documents of about 1 KB are left. The quiet store compacts once a second (a few
+    // seconds cut it here); 40 s is only the bound of the wait.
+    let file = full;
+    for (const until = Date.now() + 40_000; file > 4 << 20 && Date.now() < until;) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      file = await fileBytes();
+    }
+    expect(file).toBeLessThanOrEqual(4 << 20);
+    expect(await docs.countDocuments()).toBe(1000);
+  }, 90_000);
+});
+
 describe('a store written by an earlier embedded server', () => {
   // test/fixtures/store-before-key-codec: the embedded server as it was before its keys had their
   // own codec (tools/mongo-server's KeyCodec; H2's object type wrote them) took 300 events and 100

@@ -249,21 +249,29 @@ final class GroupCommit {
     /**
      * What MVStore's `compactFile` does, at this class's fill rate: with everything synced, chunks
      * no longer live may be written over at once (retention 0) while the others are rewritten and
-     * moved towards the start, and the file is cut behind the last one.
+     * moved towards the start, and the file is cut behind the last one. A step that neither cut the
+     * file nor filled its chunks ends the pass: when the chunks a rewrite emptied cannot be written
+     * over yet, each further rewrite only adds chunks at the end of the file, and once nothing is
+     * left to move the steps do nothing at all; either way, until the pass's time was up (the next
+     * pass, a second later, finds them free).
      */
     private void compactFile(FileStore<?> file) {
         long stopAt = System.nanoTime() + QUIET_COMPACT_MS * 1_000_000L;
         syncAlone();
         store.setRetentionTime(0);
         try {
+            boolean gained;
             do {
+                long size = file.size();
+                int fill = file.getChunksFillRate();
                 store.compact(COMPACT_BELOW_PERCENT, 4 * COMPACT_BYTES);
                 commitAlone();
                 store.sync();
                 if (file instanceof RandomAccessStore chunks) {
                     chunks.compactMoveChunks(COMPACT_BELOW_PERCENT, QUIET_MOVE_BYTES, store);
                 }
-            } while (sparse() && System.nanoTime() < stopAt);
+                gained = file.size() < size || file.getChunksFillRate() > fill;
+            } while (gained && sparse() && System.nanoTime() < stopAt);
         } finally {
             store.setRetentionTime(Main.RETENTION_MS);
         }
