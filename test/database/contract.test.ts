@@ -7,6 +7,7 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { gunzipSync } from 'node:zlib';
 import {
   MongoBulkWriteError,
@@ -357,7 +358,7 @@ describe('the store file', () => {
     // seconds cut it here); 40 s is only the bound of the wait.
     let file = full;
     for (const until = Date.now() + 40_000; file > 4 << 20 && Date.now() < until;) {
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await sleep(500);
       file = await fileBytes();
     }
     expect(file).toBeLessThanOrEqual(4 << 20);

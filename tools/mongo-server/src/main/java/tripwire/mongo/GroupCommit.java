@@ -224,7 +224,7 @@ final class GroupCommit {
                 }
             } else if (sparse() && passesWithoutGain < QUIET_PASSES_WITHOUT_GAIN) {
                 compactFile(file);
-                if (file.size() < quietSize || file.getChunksFillRate() > quietFill) {
+                if (gainedOn(file, quietSize, quietFill)) {
                     quietSize = Math.min(quietSize, file.size());
                     quietFill = Math.max(quietFill, file.getChunksFillRate());
                     passesWithoutGain = 0;
@@ -241,6 +241,11 @@ final class GroupCommit {
         }
     }
 
+    /** Whether the file is now smaller than `size`, or its chunks fuller than `fill` (%). */
+    private static boolean gainedOn(FileStore<?> file, long size, int fill) {
+        return file.size() < size || file.getChunksFillRate() > fill;
+    }
+
     private boolean sparse() {
         return store.getFileStore().getChunksFillRate() < COMPACT_BELOW_PERCENT
             || store.getFillRate() < COMPACT_BELOW_PERCENT;
@@ -249,11 +254,10 @@ final class GroupCommit {
     /**
      * What MVStore's `compactFile` does, at this class's fill rate: with everything synced, chunks
      * no longer live may be written over at once (retention 0) while the others are rewritten and
-     * moved towards the start, and the file is cut behind the last one. A step that neither cut the
-     * file nor filled its chunks ends the pass: when the chunks a rewrite emptied cannot be written
-     * over yet, each further rewrite only adds chunks at the end of the file, and once nothing is
-     * left to move the steps do nothing at all; either way, until the pass's time was up (the next
-     * pass, a second later, finds them free).
+     * moved towards the start, and the file is cut behind the last one. A step that neither cuts
+     * the file nor fills its chunks ends the pass: the chunks a rewrite emptied may not be free to
+     * write over until the next pass, a second later, and until then a further rewrite only adds
+     * chunks at the end of the file (or, with nothing left to move, a step does nothing at all).
      */
     private void compactFile(FileStore<?> file) {
         long stopAt = System.nanoTime() + QUIET_COMPACT_MS * 1_000_000L;
@@ -270,7 +274,7 @@ final class GroupCommit {
                 if (file instanceof RandomAccessStore chunks) {
                     chunks.compactMoveChunks(COMPACT_BELOW_PERCENT, QUIET_MOVE_BYTES, store);
                 }
-                gained = file.size() < size || file.getChunksFillRate() > fill;
+                gained = gainedOn(file, size, fill);
             } while (gained && sparse() && System.nanoTime() < stopAt);
         } finally {
             store.setRetentionTime(Main.RETENTION_MS);
