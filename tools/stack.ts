@@ -193,7 +193,11 @@ export async function startLocalMongo({
     // The JDK keeps, per thread, a native copy buffer as large as the largest file write it made;
     // compaction writes chunks of megabytes, which left resident memory 100 MB above the heap.
     const buffers = '-Djdk.nio.maxCachedBufferSize=1048576';
-    const args = ['-XX:+UseSerialGC', quiet, buffers, ...heap, '-cp', classpath, mainClass];
+    // Out of heap, MVStore closes the store and the server would answer every command with an
+    // error until restarted: it exits instead, and opening again applies what the redo log holds.
+    const exitOnOom = '-XX:+ExitOnOutOfMemoryError';
+    const args = ['-XX:+UseSerialGC', exitOnOom, quiet, buffers, ...heap];
+    args.push('-cp', classpath, mainClass);
     args.push('--dbpath', folder);
     proc = spawnManaged('java', [...args, '--port', String(port)], { onLine });
   }

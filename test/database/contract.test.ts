@@ -366,6 +366,56 @@ describe('the store file', () => {
   }, 90_000);
 });
 
+describe('commands over more documents than the database server holds in memory at once', () => {
+  // The embedded server starts on an empty store with its smallest heap (256 MB, most of it page
+  // cache); these 100,000 documents take about 100 MB as BSON and several times that decoded.
+  const own = ownServer('contract-large-');
+  const count = 100_000;
+  type Doc = { _id: number; k: number; v: number; pad: string };
+  const docs = () => own.client.db('large').collection<Doc>('docs');
+  const pad = 'x'.repeat(1000);
+
+  beforeAll(async () => {
+    await docs().createIndex({ k: 1 });
+    for (let i = 0; i < count; i += 2000) {
+      await docs().insertMany(
+        Array.from({ length: 2000 }, (_, n) => ({ _id: i + n, k: (i + n) % 1000, v: 1, pad })),
+      );
+    }
+  }, 120_000);
+
+  it('when one update, count and delete each take every document, then each completes and the server stays up', async () => {
+    const pid = own.server.pid;
+    const updated = await docs().updateMany({}, { $set: { v: 2, pad: pad + pad } });
+    expect(updated.modifiedCount).toBe(count);
+    // Walking the `k` index while moving each document further along it changes each once.
+    const moved = await docs().updateMany({ k: { $lt: 500 } }, { $inc: { k: 1000 } });
+    expect(moved.modifiedCount).toBe(count / 2);
+    expect(await docs().countDocuments({ k: { $gte: 1000 } })).toBe(count / 2);
+    expect(await docs().countDocuments({ k: { $gte: 2000 } })).toBe(0);
+    expect(await docs().countDocuments({ v: 2 })).toBe(count);
+    const deleted = await docs().deleteMany({ _id: { $mod: [2, 0] } });
+    expect(deleted.deletedCount).toBe(count / 2);
+    expect(await docs().countDocuments({})).toBe(count / 2);
+    expect(own.server.pid).toBe(pid);
+  }, 240_000);
+
+  it('when the server is SIGKILLed in the middle of such an update, then each document is kept whole: old or new, with its index entries', async () => {
+    const left = await docs().countDocuments({});
+    const update = docs()
+      .updateMany({}, { $set: { v: 3 }, $inc: { k: 10_000 } })
+      .catch(() => undefined);
+    // Into the update: the first of the documents are changed, the last not yet.
+    await sleep(1500);
+    await own.killAndRestart();
+    await update;
+    const changed = await docs().countDocuments({ v: 3 }); // no index: read from the documents
+    expect(await docs().countDocuments({})).toBe(left);
+    expect(await docs().countDocuments({ k: { $gte: 10_000 } })).toBe(changed); // through the index
+    expect(await docs().countDocuments({ k: { $lt: 10_000 } })).toBe(left - changed);
+  }, 240_000);
+});
+
 describe('a store written by an earlier embedded server', () => {
   // test/fixtures/store-before-key-codec: the embedded server as it was before its keys had their
   // own codec (tools/mongo-server's KeyCodec; H2's object type wrote them) took 300 events and 100

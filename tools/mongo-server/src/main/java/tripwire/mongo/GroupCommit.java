@@ -21,9 +21,10 @@ import org.h2.mvstore.RandomAccessStore;
  * after {@link #sync} has committed and fsync'd it, and writers waiting at once share one sync. A
  * sync covers every write before it, acknowledged with `j` or not, as MongoDB's journal does.
  * <p>
- * A commit never takes half a command: write commands run one at a time holding {@link #writer},
- * and every commit here (the only ones: MVStore's own are off, see {@link Main}) and every
- * compaction pass hold it too. Otherwise a commit in the middle of an insert could write the
+ * A commit never takes half a command, nor (one that commits partway, see {@link
+ * RedoLog#betweenDocuments}) half a document: write commands run one at a time holding {@link
+ * #writer}, and every commit here (the only ones but those: MVStore's own are off, see {@link
+ * Main}) and every compaction pass hold it too. Otherwise a commit in the middle of an insert could write the
  * document without its index entries, which a killed server would then keep: the document
  * invisible to queries, and its `_id` refused to every later insert. Reads take no lock.
  */

@@ -1,13 +1,20 @@
 package tripwire.mongo;
 
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
 import java.util.NoSuchElementException;
+import java.util.Objects;
 import java.util.UUID;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 import org.h2.mvstore.MVMap;
 
 import de.bwaldvogel.mongo.MongoDatabase;
 import de.bwaldvogel.mongo.backend.AbstractSynchronizedMongoCollection;
+import de.bwaldvogel.mongo.backend.ArrayFilters;
 import de.bwaldvogel.mongo.backend.CollectionOptions;
 import de.bwaldvogel.mongo.backend.CursorRegistry;
 import de.bwaldvogel.mongo.backend.DocumentWithPosition;
@@ -18,6 +25,7 @@ import de.bwaldvogel.mongo.backend.Utils;
 import de.bwaldvogel.mongo.backend.ValueComparator;
 import de.bwaldvogel.mongo.bson.Document;
 import de.bwaldvogel.mongo.bson.ObjectId;
+import de.bwaldvogel.mongo.oplog.Oplog;
 
 /**
  * A collection whose documents are an MVStore map from `_id` to BSON bytes (the same map and
@@ -94,8 +102,15 @@ final class IndexedCollection extends AbstractSynchronizedMongoCollection<Object
     }
 
     @Override
+    public void addDocument(Document document) {
+        super.addDocument(document);
+        IndexedDatabase.redo.betweenDocuments();
+    }
+
+    @Override
     protected void handleUpdate(Object position, Document oldDocument, Document newDocument) {
         documents.put(Missing.ofNullable(position), BsonDocumentType.encode(newDocument));
+        IndexedDatabase.redo.betweenDocuments();
     }
 
     @Override
@@ -103,6 +118,77 @@ final class IndexedCollection extends AbstractSynchronizedMongoCollection<Object
         if (documents.remove(position) == null) {
             throw new NoSuchElementException("no document with _id " + position);
         }
+        IndexedDatabase.redo.betweenDocuments();
+    }
+
+    /**
+     * How this thread's command takes a query's matches. The library decodes every match into one
+     * list before it hands over the first, which a query over a large collection cannot hold in the
+     * heap (an `updateMany`, a `deleteMany` or a `countDocuments` over 250,000 documents of 1 KB ran
+     * out of a 256 MB heap, and the server with it).
+     */
+    private enum Taking {
+        /** The library's list: what a `find` answers from, batch by batch. */
+        LIST,
+        /** One at a time, as the aggregation's pipeline asks for them. */
+        STREAM,
+        /**
+         * By `_id`, for an update or a delete: every match's `_id` before any change, then each
+         * document read again just before it is changed. Found first, so a document that a change
+         * moves further along the index being walked is not found twice; changed in `_id` order,
+         * the documents' order in the store, so a command committed partway (see {@link
+         * RedoLog#betweenDocuments}) writes each page of them once rather than once per document.
+         */
+        IDS
+    }
+
+    private static final ThreadLocal<Taking> TAKING = ThreadLocal.withInitial(() -> Taking.LIST);
+
+    private static <T> T taking(Taking taking, Supplier<T> command) {
+        TAKING.set(taking);
+        try {
+            return command.get();
+        } finally {
+            TAKING.remove();
+        }
+    }
+
+    @Override
+    public Document updateDocuments(Document selector, Document updateQuery, ArrayFilters arrayFilters,
+                                    boolean isMulti, boolean isUpsert, Oplog oplog) {
+        return taking(Taking.IDS,
+            () -> super.updateDocuments(selector, updateQuery, arrayFilters, isMulti, isUpsert, oplog));
+    }
+
+    @Override
+    public int deleteDocuments(Document selector, int limit, Oplog oplog) {
+        return taking(Taking.IDS, () -> super.deleteDocuments(selector, limit, oplog));
+    }
+
+    @Override
+    protected QueryResult matchDocumentsFromStream(Document query, Stream<Document> documentStream, int skip,
+                                                   int limit, int batchSize, Comparator<Document> comparator,
+                                                   Document fieldSelector) {
+        Taking taking = TAKING.get();
+        if (taking == Taking.LIST || comparator != null || skip > 0 || (fieldSelector != null && !fieldSelector.isEmpty())
+            || (taking == Taking.IDS && !"_id".equals(getIdField()))) {
+            return super.matchDocumentsFromStream(query, documentStream, skip, limit, batchSize, comparator,
+                fieldSelector);
+        }
+        Stream<Document> matches = documentStream.filter(document -> documentMatchesQuery(document, query));
+        if (limit > 0) {
+            matches = matches.limit(limit);
+        }
+        if (taking == Taking.STREAM) {
+            return new QueryResult(matches::iterator);
+        }
+        List<Object> positions = matches.map(document -> Missing.ofNullable(document.get("_id")))
+            .collect(Collectors.toCollection(ArrayList::new));
+        positions.sort(documents.getKeyType()::compare);
+        return new QueryResult(() -> positions.stream()
+            .map(this::getDocument)
+            .filter(Objects::nonNull)
+            .iterator());
     }
 
     @Override
@@ -149,10 +235,10 @@ final class IndexedCollection extends AbstractSynchronizedMongoCollection<Object
         Document match = LEADING_MATCH.get();
         if (match != null) {
             LEADING_MATCH.remove(); // only the pipeline's own source, not a later stage's
-            return handleQueryAsStream(match);
+        } else {
+            ScanLog.SHARED.record(getFullName(), new Document("$aggregate", 1), null);
         }
-        ScanLog.SHARED.record(getFullName(), new Document("$aggregate", 1), null);
-        return super.queryAllAsStream();
+        return taking(Taking.STREAM, () -> handleQueryAsStream(match != null ? match : new Document()));
     }
 
     private static boolean better(OrderedIndex.Scan scan, OrderedIndex.Scan than) {
