@@ -130,10 +130,13 @@ final class IndexedCollection extends AbstractSynchronizedMongoCollection<Object
     private enum Taking {
         /** The library's list: what a `find` answers from, batch by batch. */
         LIST,
-        /** One at a time, as the aggregation's pipeline asks for them. */
+        /**
+         * One at a time, as they are asked for: by an aggregation's pipeline, or by an update or a
+         * delete of one document, which stops at the first.
+         */
         STREAM,
         /**
-         * By `_id`, for an update or a delete: every match's `_id` before any change, then each
+         * By `_id`, for an update or a delete of many: every match's `_id` before any change, then each
          * document read again just before it is changed. Found first, so a document that a change
          * moves further along the index being walked is not found twice; changed in `_id` order,
          * the documents' order in the store, so a command committed partway (see {@link
@@ -156,13 +159,13 @@ final class IndexedCollection extends AbstractSynchronizedMongoCollection<Object
     @Override
     public Document updateDocuments(Document selector, Document updateQuery, ArrayFilters arrayFilters,
                                     boolean isMulti, boolean isUpsert, Oplog oplog) {
-        return taking(Taking.IDS,
+        return taking(isMulti ? Taking.IDS : Taking.STREAM,
             () -> super.updateDocuments(selector, updateQuery, arrayFilters, isMulti, isUpsert, oplog));
     }
 
     @Override
     public int deleteDocuments(Document selector, int limit, Oplog oplog) {
-        return taking(Taking.IDS, () -> super.deleteDocuments(selector, limit, oplog));
+        return taking(limit == 1 ? Taking.STREAM : Taking.IDS, () -> super.deleteDocuments(selector, limit, oplog));
     }
 
     @Override
