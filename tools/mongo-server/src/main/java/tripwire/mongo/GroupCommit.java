@@ -8,6 +8,7 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 
 import org.h2.mvstore.FileStore;
+import org.h2.mvstore.MVMap;
 import org.h2.mvstore.MVStore;
 import org.h2.mvstore.RandomAccessStore;
 
@@ -49,9 +50,17 @@ final class GroupCommit {
      * that comes meanwhile waits for the move it arrived in (about a second at most here).
      */
     static final long QUIET_MOVE_BYTES = 64L << 20;
+    /**
+     * Free space the file keeps rather than have chunks moved to cut it: the next writes fill it
+     * again, and after each burst of alerts the moves that cut it (100-230 ms each on a 25-40 MB
+     * file) were most of what compaction cost. Chunks are still rewritten to keep them full.
+     */
+    static final long SLACK_BYTES = 16L << 20;
 
     private final MVStore store;
     private final RedoLog log;
+    /** How many quiet passes the store has had: each pass's first commit changes it (see compactFile). */
+    private final MVMap<String, Long> passes;
     /**
      * Held by one write command, commit or compaction pass at a time (reads take none). Fair: a
      * commit waiting goes before commands that come after it.
@@ -83,6 +92,7 @@ final class GroupCommit {
     GroupCommit(MVStore store, RedoLog log) {
         this.store = store;
         this.log = log;
+        this.passes = store.openMap("tripwire.compaction");
     }
 
     /** How long a write command's answer waits. */
@@ -218,7 +228,7 @@ final class GroupCommit {
             }
             if (sparse() && !quiet) {
                 store.compact(COMPACT_BELOW_PERCENT, COMPACT_BYTES);
-                if (file instanceof RandomAccessStore chunks) {
+                if (file instanceof RandomAccessStore chunks && cuttable()) {
                     // Chunks freed in the middle are reused by new ones, but the file is only cut
                     // where its end is free: move a little towards the start while writes come too.
                     chunks.compactMoveChunks(COMPACT_BELOW_PERCENT, COMPACT_BYTES, store);
@@ -248,8 +258,13 @@ final class GroupCommit {
     }
 
     private boolean sparse() {
-        return store.getFileStore().getChunksFillRate() < COMPACT_BELOW_PERCENT
-            || store.getFillRate() < COMPACT_BELOW_PERCENT;
+        return store.getFileStore().getChunksFillRate() < COMPACT_BELOW_PERCENT || cuttable();
+    }
+
+    /** Whether chunks fill less of the file than they should, with more than the slack free. */
+    private boolean cuttable() {
+        int fill = store.getFillRate();
+        return fill < COMPACT_BELOW_PERCENT && store.getFileStore().size() * (100 - fill) / 100 > SLACK_BYTES;
     }
 
     /**
@@ -262,6 +277,12 @@ final class GroupCommit {
      */
     private void compactFile(FileStore<?> file) {
         long stopAt = System.nanoTime() + QUIET_COMPACT_MS * 1_000_000L;
+        // A chunk no longer live is written over only once the oldest version in use is later
+        // than the one it died in, and MVStore frees such chunks in the order they died, stopping
+        // at the first it may not free yet. Without writes nothing else makes a version: after a
+        // large delete committed partway, whose last commits held all the live pages (too new to
+        // be rewritten), the chunks it emptied kept the whole file until the next write.
+        passes.merge("quiet", 1L, Long::sum);
         syncAlone();
         store.setRetentionTime(0);
         try {
@@ -272,7 +293,7 @@ final class GroupCommit {
                 store.compact(COMPACT_BELOW_PERCENT, 4 * COMPACT_BYTES);
                 commitAlone();
                 store.sync();
-                if (file instanceof RandomAccessStore chunks) {
+                if (file instanceof RandomAccessStore chunks && cuttable()) {
                     chunks.compactMoveChunks(COMPACT_BELOW_PERCENT, QUIET_MOVE_BYTES, store);
                 }
                 gained = gainedOn(file, size, fill);
