@@ -5,7 +5,7 @@
  * on a free port, fsync on, one commit per statement, over loopback TCP.
  *
  *   npm run bench:database -- [--sizes 1000,10000,100000] [--writes 20000] [--reads 1000]
- *                             [--blocks 5] [--warmup 5000] [--idle 15] [--soak 0]
+ *                             [--blocks 5] [--warmup 5000] [--idle 15] [--bulk 0] [--soak 0]
  *                             [--data-dir .data/bench-database]
  *
  * 1. Writes: `--writes` single inserts of 275-byte documents (random `_id`s), then one `$inc` of
@@ -30,7 +30,14 @@
  *    its ratio, also medians of the blocks (from /proc: all the embedded server's threads; the
  *    PostgreSQL backend serving that size).
  *
- * 4. With `--soak N`: N minutes of the service's mix at 25 requests/s (each a session read, a meter
+ * 4. With `--bulk N`: N documents of about 1 KB (the `account`, `seq` index), each engine in turn
+ *    at the same commands, one statement each: every document updated (`updateMany`), half of
+ *    them moved in the index (their `seq` changed), those counted, and deleted (`deleteMany`);
+ *    the time and the server's CPU of each, against PostgreSQL's, and whether the embedded
+ *    server answered them all in the process it started in (its heap is sized for its file at
+ *    start, so N beyond it is a command larger than memory).
+ *
+ * 5. With `--soak N`: N minutes of the service's mix at 25 requests/s (each a session read, a meter
  *    counter `$inc` and a `j: true` evidence append), the store file and the server's resident
  *    memory once a minute, against the documents' BSON bytes.
  *
@@ -56,6 +63,7 @@ const { values } = parseArgs({
     blocks: { type: 'string', default: '5' },
     warmup: { type: 'string', default: '5000' },
     idle: { type: 'string', default: '15' },
+    bulk: { type: 'string', default: '0' },
     soak: { type: 'string', default: '0' },
     'data-dir': { type: 'string', default: '.data/bench-database' },
   },
@@ -82,6 +90,7 @@ if (!Number.isInteger(BLOCKS) || BLOCKS < 1 || READS < BLOCKS) {
 const PER_BLOCK = Math.ceil(READS / BLOCKS);
 const WARMUP = Number(values.warmup);
 const IDLE_S = Number(values.idle);
+const BULK = Number(values.bulk);
 const SOAK_MINUTES = Number(values.soak);
 const PG_BIN = '/usr/lib/postgresql/15/bin';
 
@@ -389,6 +398,95 @@ async function soak(folder: string): Promise<string[]> {
   return rows;
 }
 
+/** About 1 KB of BSON: the document of the reads, with a padding field. */
+const bulkDoc = (i: number) => ({ ...doc(i, idOf(i)), pad: 'p'.repeat(700) });
+
+/**
+ * Commands over every document, or half of them, on a collection of `BULK` ~1 KB documents, each
+ * one statement on each engine in turn: its time and the server's CPU (the embedded server's
+ * whole process; PostgreSQL's backend).
+ */
+async function bulk(folder: string, pg: Client): Promise<string[]> {
+  await rm(folder, { recursive: true, force: true });
+  const mongo = await startMongo(folder);
+  const pid = mongo.server.process.child.pid!;
+  const docs = mongo.client.db('bench').collection<Doc & { pad: string }>('bulk');
+  await docs.createIndex({ account: 1, seq: 1 });
+  await pg.query(`DROP TABLE IF EXISTS bulk; ${pgTable('bulk')}`);
+  const backend = (await pg.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+  const fillStarted = performance.now();
+  for (let i = 0; i < BULK; i += 1000) {
+    const batch = Array.from({ length: Math.min(1000, BULK - i) }, (_, j) => bulkDoc(i + j));
+    await docs.insertMany(batch, { ordered: false });
+    const rows = batch.map(pgRow);
+    const placeholders = rows.map(
+      (_, r) => `($${r * 4 + 1}, $${r * 4 + 2}, $${r * 4 + 3}, $${r * 4 + 4})`,
+    );
+    await pg.query(`INSERT INTO bulk VALUES ${placeholders.join(', ')}`, rows.flat());
+    if (i % 50_000 === 0 && i) console.log(`bulk: ${i} of ${BULK} documents in both engines`);
+  }
+  await pg.query('VACUUM ANALYZE bulk');
+  const logical = BULK * BSON.calculateObjectSize(bulkDoc(0));
+  console.log(
+    `bulk: ${BULK} documents (${mb(logical)} MB) in ${((performance.now() - fillStarted) / 1000).toFixed(0)} s; the store settling`,
+  );
+  await settled(mongo);
+  // Half of the accounts: half of the documents.
+  const half = { account: { $lt: 'acct_0500' } };
+  const halfSql = `account < 'acct_0500'`;
+  const commands: [string, () => Promise<unknown>, string][] = [
+    [
+      'every document updated',
+      () => docs.updateMany({}, { $inc: { 'data.n': 1 } }),
+      `UPDATE bulk SET doc = jsonb_set(doc, '{data,n}', to_jsonb((doc->'data'->>'n')::int + 1))`,
+    ],
+    [
+      'half moved in the index',
+      () => docs.updateMany(half, { $inc: { seq: 1_000_000 } }),
+      `UPDATE bulk SET seq = seq + 1000000 WHERE ${halfSql}`,
+    ],
+    ['half counted', () => docs.countDocuments(half), `SELECT count(*) FROM bulk WHERE ${halfSql}`],
+    ['half deleted', () => docs.deleteMany(half), `DELETE FROM bulk WHERE ${halfSql}`],
+  ];
+  const rows = [
+    `| ${BULK.toLocaleString('en')} documents of ${kb(logical / BULK)} KB (${mb(logical)} MB) | ${mongoName}, s | server CPU, s | PostgreSQL 15, s | backend CPU, s | time / PostgreSQL |`,
+    '|---|---:|---:|---:|---:|---:|',
+  ];
+  for (const [name, mongoCommand, sql] of commands) {
+    const measure = async (serverPid: number, command: () => Promise<unknown>) => {
+      const cpu = cpuNs(serverPid);
+      const started = performance.now();
+      await command();
+      return { s: (performance.now() - started) / 1000, cpuS: (cpuNs(serverPid) - cpu) / 1e9 };
+    };
+    const ours = await measure(pid, mongoCommand);
+    const theirs = await measure(backend, () => pg.query(sql));
+    console.log(`bulk: ${name}`);
+    rows.push(
+      `| ${name} | ${ours.s.toFixed(1)} | ${ours.cpuS.toFixed(1)} | ${theirs.s.toFixed(1)} | ${theirs.cpuS.toFixed(1)} | ${(ours.s / theirs.s).toFixed(1)}× |`,
+    );
+  }
+  const sameProcess = mongo.server.process.child.exitCode === null;
+  const remaining = sameProcess ? await docs.countDocuments() : null;
+  const resident = sameProcess ? residentBytes(pid) : 0;
+  await stopMongo(mongo);
+  await pg.query('DROP TABLE bulk');
+  // The documents of accounts 0-499 went: 500 of every 1,000.
+  const kept = BULK - (Math.floor(BULK / 1000) * 500 + Math.min(BULK % 1000, 500));
+  if (remaining !== kept) {
+    throw new Error(
+      sameProcess
+        ? `bulk: ${remaining} documents left of ${BULK}, ${kept} expected`
+        : `bulk: the ${mongoName} exited during the commands`,
+    );
+  }
+  rows.push(
+    '',
+    `The ${mongoName} answered every command in the process it started in, the ${kept.toLocaleString('en')} documents expected left (${mb(resident)} MB resident at the end).`,
+  );
+  return rows;
+}
+
 async function fillMongo(folder: string, size: number): Promise<void> {
   const mongo = await startMongo(folder).catch(() => null);
   if (!mongo) throw new Error(`could not open ${folder}`);
@@ -672,6 +770,7 @@ async function main(): Promise<void> {
       await stopMongo(small);
       await stopMongo(large);
     }
+    if (BULK > 0) lines.push('', ...(await bulk(join(dataDir, 'bulk'), pgClient)));
     await pgClient.end();
     if (SOAK_MINUTES > 0) lines.push('', ...(await soak(join(dataDir, 'soak'))));
   } finally {

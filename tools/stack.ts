@@ -197,9 +197,8 @@ export async function startLocalMongo({
     // error until restarted: it exits instead, and opening again applies what the redo log holds.
     const exitOnOom = '-XX:+ExitOnOutOfMemoryError';
     const args = ['-XX:+UseSerialGC', exitOnOom, quiet, buffers, ...heap];
-    args.push('-cp', classpath, mainClass);
-    args.push('--dbpath', folder);
-    proc = spawnManaged('java', [...args, '--port', String(port)], { onLine });
+    args.push('-cp', classpath, mainClass, '--dbpath', folder, '--port', String(port));
+    proc = spawnManaged('java', args, { onLine });
   }
   const name = useMongod ? 'mongod' : 'embedded MongoDB server';
   await waitUntil(name, proc, () => portOpen(port), readyWithinMs);
