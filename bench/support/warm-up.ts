@@ -69,7 +69,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * 2.5 s, and a wait for it to be back there after a run: until a 2.5 s window costs it at most
  * twice its rest plus a clock tick. Every run waits for it, so what a run's writes left the
  * database to do counts in that run and not in the next variant's: the embedded server commits
- * every 200 ms, and compacts the chunks a burst of writes replaced in a pass of its once-a-second
+ * every second, and compacts the chunks a burst of writes replaced in a pass of its once-a-second
  * timer that finds no write since the one before (1–2 s after the burst; tools/mongo-server
  * `GroupCommit`).
  */

@@ -351,9 +351,14 @@ describe('the store file', () => {
     for (let i = 0; i < 60_000; i += 2000) {
       await docs.insertMany(Array.from({ length: 2000 }, (_, k) => ({ _id: i + k, pad })));
     }
-    await docs.deleteMany({ _id: { $gte: 1000 } });
-    const full = await fileBytes();
+    // The store commits once a second: the inserts are in the file within a few.
+    let full = await fileBytes();
+    for (const until = Date.now() + 10_000; full <= 50 << 20 && Date.now() < until;) {
+      await sleep(250);
+      full = await fileBytes();
+    }
     expect(full).toBeGreaterThan(50 << 20);
+    await docs.deleteMany({ _id: { $gte: 1000 } });
     // 1,000 documents of about 1 KB are left (about 2 MB of store), and the file keeps up to
     // 16 MB free for later writes (GroupCommit.SLACK_BYTES). The quiet store compacts once a
     // second (a few seconds cut it here); 40 s is only the bound of the wait.

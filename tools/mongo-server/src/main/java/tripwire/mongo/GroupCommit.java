@@ -15,12 +15,14 @@ import org.h2.mvstore.RandomAccessStore;
 /**
  * The one way writes reach the disk. A write command is answered once what it changed is in the
  * redo log's file ({@link RedoLog}), so a killed server keeps what it acknowledged (but for writes
- * sent with `j: false`, whose frame goes with the next, see {@link DurableBackend}); the store
- * itself is committed every {@link #SYNC_EVERY_MS} while anything changed, and synced with it,
- * which bounds what a power loss can take and keeps every overwritten chunk's replacement on disk
- * first (see {@link Main}). A write that asks for `j: true` or `w: "majority"` is answered only
- * after {@link #sync} has committed and fsync'd it, and writers waiting at once share one sync. A
- * sync covers every write before it, acknowledged with `j` or not, as MongoDB's journal does.
+ * sent with `j: false`, whose frame goes with the next, see {@link DurableBackend}). The log file
+ * is synced every {@link #SYNC_EVERY_MS} while frames came, which bounds what a power loss can
+ * take; the store is committed every {@link #COMMIT_EVERY_MS} while anything changed and synced
+ * with it, and every commit (a compaction pass's too) is synced within {@link #SYNC_EVERY_MS},
+ * which keeps every overwritten chunk's replacement on disk first (see {@link Main}). A write that
+ * asks for `j: true` or `w: "majority"` is answered only after the log file is synced, and writers
+ * waiting at once share one sync. A sync covers every write before it, acknowledged with `j` or
+ * not, as MongoDB's journal does.
  * <p>
  * A commit never takes half a command, nor (one that commits partway, see {@link
  * RedoLog#betweenDocuments}) half a document: write commands run one at a time holding {@link
@@ -31,7 +33,16 @@ import org.h2.mvstore.RandomAccessStore;
  */
 final class GroupCommit {
 
+    /** While frames come, the log file is synced this often (MongoDB's journal: every 100 ms). */
     static final int SYNC_EVERY_MS = 200;
+    /**
+     * While anything changed, the store is committed this often; the log holds the writes between.
+     * A commit writes every page changed since the last one, whole, with the path to each map's
+     * root, so the pages most writes change (the right end of an index, each map's upper levels)
+     * are written once a commit whatever the writes: at one commit per {@link #SYNC_EVERY_MS} the
+     * commits were most of the server's CPU under an alert's writes.
+     */
+    static final int COMMIT_EVERY_MS = 1000;
     /**
      * Compaction runs once a second while the live data fills less than this share (%) of the
      * chunks, or the chunks less than this share of the file. The file holds the live data over
@@ -75,6 +86,8 @@ final class GroupCommit {
     private final Object journal = new Object();
     /** The store's version at the last sync: a later one (a compaction's commit) is not on disk yet. */
     private volatile long syncedVersion;
+    /** When the store was last synced ({@link System#nanoTime}). */
+    private long syncedAt = System.nanoTime();
     private final AtomicLong syncs = new AtomicLong();
     /** The store's version after the last compaction pass: unchanged means no writes since. */
     private long seenVersion = -1;
@@ -184,6 +197,7 @@ final class GroupCommit {
         // After the background thread's own commit is written out, not only ours.
         store.executeFilestoreOperation(() -> store.getFileStore().sync());
         syncedVersion = store.getCurrentVersion();
+        syncedAt = System.nanoTime();
         log.afterSync();
         syncs.incrementAndGet();
     }
@@ -192,14 +206,40 @@ final class GroupCommit {
         return syncs.get();
     }
 
+    /**
+     * The store synced once its last commit is not on disk yet (a compaction pass's) or its changes
+     * are {@link #COMMIT_EVERY_MS} old; otherwise only the log file, with every frame so far.
+     */
     private void syncIfChanged() {
         try {
-            if (store.hasUnsavedChanges() || store.getCurrentVersion() > syncedVersion) {
+            boolean due = System.nanoTime() - syncedAt >= COMMIT_EVERY_MS * 1_000_000L;
+            if (store.getCurrentVersion() > syncedVersion || due && store.hasUnsavedChanges()) {
                 sync();
+            } else {
+                syncLog();
             }
         } catch (RuntimeException e) {
             // A failing disk fails the next durable write too; the timer keeps trying.
             System.err.println("periodic sync failed: " + e);
+        }
+    }
+
+    /** The log file synced with every frame so far, those of `j: false` writes too. */
+    private void syncLog() {
+        long frame;
+        writer.lock();
+        try {
+            if (store.isClosed()) {
+                return;
+            }
+            frame = log.flush();
+        } finally {
+            writer.unlock();
+        }
+        synchronized (journal) {
+            if (log.syncThrough(frame)) {
+                syncs.incrementAndGet();
+            }
         }
     }
 

@@ -84,7 +84,7 @@ public final class Main {
             .autoCommitBufferSize(0)
             .open();
         // Chunks no longer live are written over once older than this (MVStore's default, 45 s, kept
-        // every chunk of a busy minute, hundreds of MB); every change is synced within
+        // every chunk of a busy minute, hundreds of MB); every commit is synced within
         // GroupCommit.SYNC_EVERY_MS, so a chunk's replacement is on disk before the chunk is reused.
         store.setRetentionTime(RETENTION_MS);
         // Nothing reads old versions but a running command, which pins the one it reads, so a

@@ -249,6 +249,12 @@ final class RedoLog {
         written = last;
     }
 
+    /** Writes the frames not in the file yet (`j: false` writes'), for a sync. @return the last frame */
+    long flush() {
+        write();
+        return last;
+    }
+
     /**
      * Syncs the file unless the frames through `frame` are on disk already (in the log, or in the
      * store at its last sync).
