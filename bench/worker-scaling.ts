@@ -1,6 +1,7 @@
 /**
- * Horizontal workers: alerts per second with 1, 2 and 4 worker processes on the same Temporal and
- * database, each alert a real alert workflow delivering to one channel at a local HTTPS receiver.
+ * Horizontal workers: alerts per second with 1, 2 and 4 worker processes (as deployed: `dist/`,
+ * see support/built.ts) on the same Temporal and database, each alert a real alert workflow
+ * delivering to one channel at a local HTTPS receiver.
  * Every group of workers runs all along on a task queue of its own; the groups take turns round
  * by round, `--alerts` alerts each, until resolved (bench/support/rounds.ts), the first group (1
  * worker) the baseline. Beside the rates, the CPU per alert of Temporal, the database, this
@@ -30,6 +31,7 @@ import {
   spawnManaged,
   type ManagedProcess,
 } from '../tools/stack';
+import { builtStartArgs } from './support/built';
 import { StackCpu, type CpuReading } from './support/cpu';
 import { pool } from './support/latency';
 import { interleave, printComparison, type CpuMeter, type Variant } from './support/rounds';
@@ -76,7 +78,7 @@ async function startWorkers(
   const workers = await Promise.all(
     Array.from({ length: count }, async (_, i) => {
       const port = await freePort();
-      const proc = spawnManaged(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+      const proc = spawnManaged(process.execPath, builtStartArgs('start:worker'), {
         // Its only listener, the metrics endpoint: loopback, on a port of its own.
         env: { ...env, HOST: '127.0.0.1', WORKER_METRICS_PORT: String(port) },
         onLine: (line) => console.error(`${name}-${i + 1} | ${line}`),

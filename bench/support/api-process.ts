@@ -1,5 +1,5 @@
 /**
- * The API as the service runs it, in a process of its own (`src/main.ts`), on the stack
+ * The API as the service runs it, built, in a process of its own (`dist/src/main.js`), on the stack
  * `startWorkerStack` made (its database, Temporal and environment), on a free loopback port: its
  * event loop serves requests only, while this process is the benchmark's client and receiver, as
  * an attacker's client and a customer's endpoint would be. This process reads the database and
@@ -10,10 +10,11 @@ import { connectMongo } from '../../src/db/mongo';
 import { createTemporal } from '../../src/temporal/client';
 import { startApiProcess } from '../../test/support/api-process';
 import { accountWithWebhook, type Webhook } from './bench-account';
+import { builtStartArgs } from './built';
 import { jsonApi } from './json-api';
 
 export async function startApiOnStack(env: Record<string, string>) {
-  const api = await startApiProcess(env);
+  const api = await startApiProcess(env, undefined, builtStartArgs('start:api'));
   const config = loadConfig(env);
   const db = await connectMongo(config.MONGODB_URI, config.MONGODB_DB);
   const temporal = createTemporal(config);

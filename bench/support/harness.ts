@@ -3,8 +3,6 @@
  * interleaved over rounds (bench/support/rounds.ts) against the first (baseline) route.
  */
 import { generateSigner } from '../../src/evidence/log/signed-note';
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +15,7 @@ import {
   spawnManaged,
   type Service,
 } from '../../tools/stack';
+import { builtStartArgs } from './built';
 import { StackCpu } from './cpu';
 import {
   interleave,
@@ -140,12 +139,13 @@ export async function withBenchServer(
       await freePort(),
     ];
     const dbName = `bench_${Date.now()}`;
-    if (kind === 'api') execFileSync('npm', ['run', 'build'], { stdio: 'ignore' });
     let ready!: () => void;
     const started = new Promise<void>((resolve) => (ready = resolve));
     // One process (no tsx wrapper), so its pid is the server's own.
     const args =
-      kind === 'api' ? apiStartArgs() : ['--import', 'tsx', 'bench/support/bench-server.ts'];
+      kind === 'api'
+        ? builtStartArgs('start:api')
+        : ['--import', 'tsx', 'bench/support/bench-server.ts'];
     const server = spawnManaged(process.execPath, args, {
       env: {
         ...process.env,
@@ -194,16 +194,6 @@ export async function withBenchServer(
     for (const service of services.reverse()) await service.stop();
     await rm(dataDir, { recursive: true, force: true });
   }
-}
-
-/** `npm run start:api` without npm in between, so the pid read is the API's own. */
-function apiStartArgs(): string[] {
-  const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as {
-    scripts: Record<string, string>;
-  };
-  const [command, ...args] = pkg.scripts['start:api']!.split(' ');
-  if (command !== 'node') throw new Error('start:api is expected to run node');
-  return args;
 }
 
 export async function post(url: string, body: unknown, headers: Record<string, string> = {}) {

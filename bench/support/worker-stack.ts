@@ -1,7 +1,7 @@
 /**
  * For benchmarks that deliver alerts: a throw-away database (or MONGODB_URI) and Temporal, a local
- * HTTPS receiver trusting a throw-away CA, and a real worker process, with the environment the
- * benchmark's API side uses too. The worker's metrics take a free loopback port, so two benchmarks
+ * HTTPS receiver trusting a throw-away CA, and a real worker process as deployed (`dist/`, see
+ * ./built.ts), with the environment the benchmark's API side uses too. The worker's metrics take a free loopback port, so two benchmarks
  * (or a benchmark beside `npm run dev`) never collide.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -11,6 +11,7 @@ import { Receiver } from '../../test/support/receiver';
 import { ALL_INDEXES } from '../../src/db/indexes';
 import { connectMongo, ensureIndexes } from '../../src/db/mongo';
 import { freePort, provideMongo, provideTemporal, spawnManaged } from '../../tools/stack';
+import { builtStartArgs } from './built';
 import { StackCpu, type Part } from './cpu';
 
 const DB_NAME = 'bench';
@@ -49,21 +50,17 @@ export async function startWorkerStack(
     TRIPWIRE_JOURNAL_DIR: join(dir, 'tripwire-journal'),
     ...extraEnv,
   };
-  const worker = spawnManaged(
-    process.execPath,
-    [...nodeFlags, '--import', 'tsx', 'src/worker.ts'],
-    {
-      env: {
-        ...process.env,
-        ...env,
-        // The worker's only listener is its metrics endpoint: loopback, on a port of its own.
-        HOST: '127.0.0.1',
-        WORKER_METRICS_PORT: String(metricsPort),
-        NODE_EXTRA_CA_CERTS: ca.NODE_EXTRA_CA_CERTS,
-      },
-      onLine: (line) => console.error(`worker | ${line}`),
+  const worker = spawnManaged(process.execPath, [...nodeFlags, ...builtStartArgs('start:worker')], {
+    env: {
+      ...process.env,
+      ...env,
+      // The worker's only listener is its metrics endpoint: loopback, on a port of its own.
+      HOST: '127.0.0.1',
+      WORKER_METRICS_PORT: String(metricsPort),
+      NODE_EXTRA_CA_CERTS: ca.NODE_EXTRA_CA_CERTS,
     },
-  );
+    onLine: (line) => console.error(`worker | ${line}`),
+  });
   let stopping = false;
   const stopServers = async () => {
     await receiver.stop();

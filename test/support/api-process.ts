@@ -9,15 +9,17 @@ export interface ApiProcess {
 /**
  * The real API as its own process on a free loopback port, once `/healthz` answers. One process
  * (`node --import tsx`, not the `tsx` CLI, whose SIGKILL would leave its child API running), so a
- * test's kill lands on the API itself. `env` adds to the test's environment (database, queue…).
+ * test's kill lands on the API itself. `env` adds to the test's environment (database, queue…);
+ * `args` (after `node`) start another entry point: a benchmark's, the built `dist/src/main.js`.
  */
 export async function startApiProcess(
   env: Record<string, string>,
   timeoutMs = 90_000,
+  args = ['--import', 'tsx', resolve('src/main.ts')],
 ): Promise<ApiProcess> {
   const port = await freePort();
   const lines: string[] = [];
-  const proc = spawnManaged(process.execPath, ['--import', 'tsx', resolve('src/main.ts')], {
+  const proc = spawnManaged(process.execPath, args, {
     env: {
       ...process.env,
       NODE_ENV: 'test',
