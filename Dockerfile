@@ -32,4 +32,4 @@ RUN mkdir -p .data/tripwire-journal .keys && chown -R node:node .data .keys
 USER node
 # API, tripwire listener, decoy mail listener, worker metrics and health.
 EXPOSE 8080 8081 2525 9464
-CMD ["node", "--max-old-space-size=128", "dist/src/main.js"]
+CMD ["node", "--max-old-space-size=128", "--max-semi-space-size=16", "dist/src/main.js"]
