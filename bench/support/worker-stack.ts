@@ -1,8 +1,8 @@
 /**
  * For benchmarks that deliver alerts: a throw-away database (or MONGODB_URI) and Temporal, a local
  * HTTPS receiver trusting a throw-away CA, and a real worker process as deployed (`dist/`, see
- * ./built.ts), with the environment the benchmark's API side uses too. The worker's metrics take a free loopback port, so two benchmarks
- * (or a benchmark beside `npm run dev`) never collide.
+ * ./built.ts), with the environment the benchmark's API side uses too. The worker's metrics take a
+ * free loopback port, so two benchmarks (or a benchmark beside `npm run dev`) never collide.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

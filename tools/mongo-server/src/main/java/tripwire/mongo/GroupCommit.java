@@ -39,8 +39,9 @@ final class GroupCommit {
      * While anything changed, the store is committed this often; the log holds the writes between.
      * A commit writes every page changed since the last one, whole, with the path to each map's
      * root, so the pages most writes change (the right end of an index, each map's upper levels)
-     * are written once a commit whatever the writes: at one commit per {@link #SYNC_EVERY_MS} the
-     * commits were most of the server's CPU under an alert's writes.
+     * are written once a commit whatever the writes. At one commit per {@link #SYNC_EVERY_MS},
+     * committing took 44 % of the server's CPU under the alert path; once a second, an alert's
+     * writes cost the server 0.82x the CPU (docs/benchmarks.md, `bench:embedded-server`).
      */
     static final int COMMIT_EVERY_MS = 1000;
     /**
