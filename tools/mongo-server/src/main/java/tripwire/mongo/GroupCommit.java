@@ -163,12 +163,7 @@ final class GroupCommit {
             writer.unlock();
         }
         if (acknowledge == Acknowledge.SYNCED) {
-            synchronized (journal) {
-                // Writers that waited here meanwhile are covered by the sync before them.
-                if (log.syncThrough(frame)) {
-                    syncs.incrementAndGet();
-                }
-            }
+            syncLogThrough(frame);
         }
         return result;
     }
@@ -237,7 +232,13 @@ final class GroupCommit {
         } finally {
             writer.unlock();
         }
+        syncLogThrough(frame);
+    }
+
+    /** The log file synced through `frame`, unless a sync since covered it; outside {@link #writer}. */
+    private void syncLogThrough(long frame) {
         synchronized (journal) {
+            // Writers that waited here meanwhile are covered by the sync before them.
             if (log.syncThrough(frame)) {
                 syncs.incrementAndGet();
             }
