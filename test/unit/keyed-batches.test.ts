@@ -55,4 +55,17 @@ describe('KeyedBatches', () => {
     batches[1]!.finish();
     expect(await later).toBe(20);
   });
+
+  it('when a batch gathers, then items arriving within its window join it', async () => {
+    const { batches, process } = controlled();
+    const batcher = new KeyedBatches(process, 40);
+    const early = [batcher.submit('a', 1)];
+    await new Promise((r) => setTimeout(r, 10));
+    early.push(batcher.submit('a', 2));
+    expect(batches).toHaveLength(0);
+    await new Promise((r) => setTimeout(r, 60));
+    expect(batches.map((b) => b.items)).toEqual([[1, 2]]);
+    batches[0]!.finish();
+    expect(await Promise.all(early)).toEqual([10, 20]);
+  });
 });
