@@ -194,6 +194,28 @@ describe('reads', () => {
     expect(seen).toHaveLength(1000);
     expect(seen).toEqual([...seen].sort((x, y) => y - x));
   });
+
+  it("when documents change between a cursor's batches, then later batches read them as they are, and limit and projection hold", async () => {
+    type Row = { _id: number; g: string; n: number; x: string };
+    const rows = db.collection<Row>('batches');
+    await rows.createIndex({ g: 1, n: 1 });
+    await rows.insertMany(Array.from({ length: 100 }, (_, n) => ({ _id: n, g: 'a', n, x: 'x' })));
+    const cursor = rows
+      .find({ g: 'a' }, { projection: { n: 1 } })
+      .sort({ n: 1 })
+      .limit(60)
+      .batchSize(10);
+    const seen: Partial<Row>[] = [];
+    for (let i = 0; i < 10; i++) seen.push((await cursor.next())!);
+    await rows.deleteOne({ _id: 15 });
+    await rows.insertOne({ _id: 1000, g: 'a', n: 20.5, x: 'x' });
+    for await (const row of cursor) seen.push(row);
+    // 15 deleted ahead of the cursor, 20.5 inserted ahead of it; 60 in all.
+    const expected = [...Array(61).keys()].filter((n) => n !== 15);
+    expected.splice(20, 0, 20.5);
+    expect(seen.map((row) => row.n)).toEqual(expected.slice(0, 60));
+    expect(seen.every((row) => Object.keys(row).sort().join() === '_id,n')).toBe(true);
+  });
 });
 
 /**
@@ -390,6 +412,25 @@ describe('commands over more documents than the database server holds in memory 
       );
     }
   }, 120_000);
+
+  it('when a find walks every document through an index, batch by batch, then each arrives once, in order, and the server stays up', async () => {
+    const pid = own.server.pid;
+    let read = 0;
+    let last = -1;
+    const ids = new Set<number>();
+    for await (const doc of docs()
+      .find({ k: { $gte: 0 } })
+      .sort({ k: 1 })
+      .batchSize(500)) {
+      if (doc.k < last) throw new Error(`out of order: ${doc.k} after ${last}`);
+      last = doc.k;
+      ids.add(doc._id);
+      read++;
+    }
+    expect(read).toBe(count);
+    expect(ids.size).toBe(count);
+    expect(own.server.pid).toBe(pid);
+  }, 240_000);
 
   it('when one update, count and delete each take every document, then each completes and the server stays up', async () => {
     const pid = own.server.pid;

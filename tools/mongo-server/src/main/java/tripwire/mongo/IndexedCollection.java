@@ -77,12 +77,38 @@ final class IndexedCollection extends AbstractSynchronizedMongoCollection<Object
             }
             return matchDocuments(query, orderBy, skip, limit, batchSize, fieldSelector);
         }
+        if (TAKING.get() == Taking.LIST && skip == 0 && (best.ordered() || orderBy == null || orderBy.isEmpty())) {
+            return batchByBatch(query, best.walk(), limit, batchSize, fieldSelector);
+        }
         Stream<Document> documents = best.positions().map(this::getDocument);
         if (best.ordered()) {
             // Already in the requested order: the stream stops once `limit` documents matched.
             return matchDocumentsFromStream(query, documents, skip, limit, batchSize, null, fieldSelector);
         }
         return matchDocumentsFromStream(documents, query, orderBy, skip, limit, batchSize, fieldSelector);
+    }
+
+    /** The first batch, and a cursor that reads the rest as it is asked for ({@link IndexCursor}). */
+    private QueryResult batchByBatch(Document query, OrderedIndex.Walk walk, int limit, int batchSize,
+                                     Document fieldSelector) {
+        IndexCursor cursor = new IndexCursor(cursorRegistry.generateCursorId(), walk, this::getDocument,
+            document -> documentMatchesQuery(document, query), documents -> projected(documents, fieldSelector),
+            limit);
+        List<Document> first = cursor.takeDocuments(batchSize > 0 ? batchSize : IndexCursor.FIRST_BATCH);
+        if (cursor.isEmpty()) {
+            return new QueryResult(first);
+        }
+        cursorRegistry.add(cursor);
+        return new QueryResult(first, cursor);
+    }
+
+    /** The library's projection of `documents`. */
+    private List<Document> projected(List<Document> documents, Document fieldSelector) {
+        if (fieldSelector == null || fieldSelector.isEmpty()) {
+            return documents;
+        }
+        return super.matchDocumentsFromStream(new Document(), documents.stream(), 0, 0, 0, null, fieldSelector)
+            .collectDocuments();
     }
 
     /** A document of its own for each read: the library changes documents in place. */

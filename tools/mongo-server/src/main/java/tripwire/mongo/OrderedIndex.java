@@ -5,11 +5,12 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
-import java.util.stream.StreamSupport;
 
 import org.h2.mvstore.DataUtils;
 import org.h2.mvstore.MVMap;
@@ -65,11 +66,80 @@ final class OrderedIndex extends Index<Object> {
 
         /** Positions in index order (reversed when the sort runs against it), each once. */
         Stream<Object> positions() {
-            boolean reverse = Boolean.FALSE.equals(forward);
-            Set<Object> seen = new HashSet<>();
-            return ranges.stream()
-                .flatMap(range -> index.between(range[0], range[1], reverse))
-                .filter(seen::add);
+            Walk walk = walk();
+            return Stream.generate(walk::next).takeWhile(Objects::nonNull);
+        }
+
+        Walk walk() {
+            return new Walk(index, ranges, Boolean.FALSE.equals(forward));
+        }
+    }
+
+    /**
+     * A scan's positions, each once, that can stop between commands: each command's part starts
+     * after the entry last handed out, at the store's version of that moment. So a cursor's later
+     * batches hold only their place in the index, never an old version of the store (which keeps
+     * none, see Main), and see the index as a later command left it, as MongoDB's cursors do.
+     */
+    static final class Walk {
+        private final OrderedIndex index;
+        private final List<Entry[]> ranges;
+        private final boolean reverse;
+        /** Positions handed out, when there are ranges to overlap (`$in` over an array field). */
+        private final Set<Object> seen;
+        private int range;
+        private Entry last;
+        private Iterator<Entry> current;
+        private Object peeked;
+
+        private Walk(OrderedIndex index, List<Entry[]> ranges, boolean reverse) {
+            this.index = index;
+            this.ranges = ranges;
+            this.reverse = reverse;
+            this.seen = ranges.size() > 1 ? new HashSet<>() : null;
+        }
+
+        /** Called by each command that goes on with the walk, before it does. */
+        void resume() {
+            current = null;
+        }
+
+        /** The next position, or null once every range is walked. */
+        Object next() {
+            if (peeked != null) {
+                Object position = peeked;
+                peeked = null;
+                return position;
+            }
+            while (range < ranges.size()) {
+                if (current == null) {
+                    Entry[] bounds = ranges.get(range);
+                    Entry from = last != null ? last : reverse ? bounds[1] : bounds[0];
+                    current = index.entries.cursor(from, reverse ? bounds[0] : bounds[1], reverse);
+                }
+                while (current.hasNext()) {
+                    Entry entry = current.next();
+                    if (last != null && index.compare(entry, last) == 0) {
+                        continue; // where the previous command stopped: handed out already
+                    }
+                    last = entry;
+                    if (seen == null || seen.add(entry.position())) {
+                        return entry.position();
+                    }
+                }
+                range++;
+                last = null;
+                current = null;
+            }
+            return null;
+        }
+
+        /** Whether a position is left (it is then read ahead, and handed out next). */
+        boolean hasNext() {
+            if (peeked == null) {
+                peeked = next();
+            }
+            return peeked != null;
         }
     }
 
@@ -172,12 +242,6 @@ final class OrderedIndex extends Index<Object> {
             return Integer.compare(a.edge, b.edge);
         }
         return compareValues(a.position, b.position);
-    }
-
-    /** Read lazily from the map's current version, which later writes leave as it is. */
-    private Stream<Object> between(Entry lower, Entry upper, boolean reverse) {
-        Iterable<Entry> range = () -> reverse ? entries.cursor(upper, lower, true) : entries.cursor(lower, upper, false);
-        return StreamSupport.stream(range.spliterator(), false).map(Entry::position);
     }
 
     // ---- keeping the index in step with the collection ----
