@@ -21,6 +21,7 @@ import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { alertStartOptions, startAlert } from '../src/alerts/alert-workflows';
 import { ChannelsRepository } from '../src/alerts/channels.repository';
+import { stormEventId } from '../src/canaries/threats.repository';
 import { connectMongo } from '../src/db/mongo';
 import { createTemporal } from '../src/temporal/client';
 import { tripwirePayload } from '../test/support/alerts';
@@ -80,7 +81,7 @@ async function main(): Promise<void> {
     };
     /** The floor started, carried and ended as a one-channel alert is, without its work. */
     const floorAsAlert = async () => {
-      const threatEventId = `thr_bench_${randomUUID()}`;
+      const threatEventId = stormEventId(`bench|${randomUUID()}`, new Date());
       const input: ReadyAlertInput = {
         kind: 'ready',
         accountId: accounts[1],
@@ -95,7 +96,9 @@ async function main(): Promise<void> {
       return performance.now() - started;
     };
     const alert = (channelCount: 1 | 3) => async () => {
-      const threatEventId = `thr_bench_${randomUUID()}`;
+      // Named as a tripwire's storm names its event: its delivery records and sealed outcomes are
+      // then ordered as the service's are.
+      const threatEventId = stormEventId(`bench|${randomUUID()}`, new Date());
       const started = performance.now();
       const handle = await startAlert(temporal, {
         accountId: accounts[channelCount],

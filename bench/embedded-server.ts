@@ -9,10 +9,11 @@
  *                                    [--min-rounds 5] [--max-rounds 15]
  *
  * The writes are an alert's, as the worker makes them once a webhook answered, on a store with
- * every index the service creates: the delivery's evidence record (a time-ordered `_id`, a random
- * content hash), its log leaf, the account's chain head (`j: true`, as the append makes it
- * durable), the delivery record (an upsert) and the channel's health. `--rate` alerts a second
- * (20: `bench:alert-path`'s one at a time), `--alerts` a run. Each server first runs them,
+ * every index the service creates: the delivery's evidence record (its `_id` ordered by the
+ * alert's time, as `outcomeLogId` makes it; a random content hash), its log leaf, the account's
+ * chain head (`j: true`, as the append makes it durable), the delivery record (an upsert, its
+ * `_id` from the storm's event id) and the channel's health. `--rate` alerts a second (20:
+ * `bench:alert-path`'s one at a time), `--alerts` a run. Each server first runs them,
  * unmeasured, until its JIT compiler has settled, and each run ends once its server is back at
  * rest, so its commits and compaction after the run count in it (bench/support/warm-up.ts). The
  * table's `database CPU` is that server's, all its threads; the latencies are one alert's writes.
@@ -26,7 +27,8 @@ import { parseArgs } from 'node:util';
 import { MongoClient, type Db } from 'mongodb';
 import { ALL_INDEXES } from '../src/db/indexes';
 import { ensureIndexes } from '../src/db/mongo';
-import { newTimeOrderedId } from '../src/ids';
+import { outcomeLogId } from '../src/alerts/alert-outcomes';
+import { stormEventId } from '../src/canaries/threats.repository';
 import { buildMongoServer } from '../tools/dev-tools';
 import { freePort, startLocalMongo, type LocalMongo } from '../tools/stack';
 import { processSeconds, type Part } from './support/cpu';
@@ -81,10 +83,10 @@ async function alertWrites(server: Server, n: number): Promise<void> {
   const accountId = `acc_${n % 5}`;
   const seq = (server.seqs.get(accountId) ?? 0) + 1;
   server.seqs.set(accountId, seq);
-  const logId = newTimeOrderedId('evd');
-  const channelId = `chn_${accountId}`;
-  const deliveryId = `alert-${randomUUID()}:${channelId}`;
   const now = new Date();
+  const channelId = `chn_${accountId}`;
+  const deliveryId = `alert-${stormEventId(`bench|${randomUUID()}`, now)}:${channelId}`;
+  const logId = outcomeLogId(deliveryId, now.toISOString());
   const { db } = server;
   await db.collection('evidence').insertMany(
     [

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { v7 as uuidV7 } from 'uuid';
 
 /** Opaque, URL-safe ids with a readable kind prefix, e.g. `usr_3q2X…`. */
@@ -14,4 +14,16 @@ export function newId(prefix: string): string {
  */
 export function newTimeOrderedId(prefix: string): string {
   return `${prefix}_${uuidV7()}`;
+}
+
+/**
+ * An id derived from what it names (`seed`) and the instant it belongs to: the same arguments give
+ * the same id, so a retried or replayed write lands on the one it made before, and ids of later
+ * instants sort after earlier ones (the instant in milliseconds, 9 base-36 digits, then 16
+ * characters of the seed's SHA-256), for the same reason as `newTimeOrderedId`.
+ */
+export function derivedTimeOrderedId(prefix: string, at: Date, seed: string): string {
+  const time = at.getTime().toString(36).padStart(9, '0');
+  const digest = createHash('sha256').update(seed).digest('base64url').slice(0, 16);
+  return `${prefix}_${time}${digest}`;
 }

@@ -43,6 +43,7 @@ export const PERMANENT_FAILURES = [THREAT_EVENT_REMOVED, INVALID_INPUT];
 /** The v1 payload as JSON; the activities validate it with the zod schema before sending. */
 export type AlertPayloadJson = {
   event: string;
+  sentAt: string;
   data: { threatEventId: string | null } & Record<string, unknown>;
 } & Record<string, unknown>;
 

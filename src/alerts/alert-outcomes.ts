@@ -7,6 +7,7 @@ import {
   type deliveryOutcomeData,
 } from '../evidence/trail/audit-trail';
 import type { EvidenceInput, EvidenceStore } from '../evidence/evidence.store';
+import { derivedTimeOrderedId } from '../ids';
 import { deliveryOutcomes } from '../metrics';
 import type { AlertPayloadJson, AttemptReport, ChannelResult } from '../../workflows/shared';
 import { isBuiltInChannel } from './built-in-channels';
@@ -42,12 +43,17 @@ export function attemptRecord(report: AttemptReport): DeliveryAttempt {
   };
 }
 
-/** The evidence log id of a delivery's sealed outcome: fixed, so a retried record seals it once. */
-export const outcomeLogId = (deliveryId: string, recovery = 0) =>
-  `evd_${createHash('sha256')
-    .update(recovery ? `${deliveryId}:recovery-${recovery}` : deliveryId)
-    .digest('base64url')
-    .slice(0, 16)}`;
+/**
+ * The evidence log id of a delivery's sealed outcome: fixed, so a retried record seals it once, and
+ * ordered by the alert's `sentAt` (fixed in its payload), so outcomes are written next to each
+ * other in the log's B-trees.
+ */
+export const outcomeLogId = (deliveryId: string, sentAt: string, recovery = 0) =>
+  derivedTimeOrderedId(
+    'evd',
+    new Date(sentAt),
+    recovery ? `${deliveryId}:recovery-${recovery}` : deliveryId,
+  );
 
 /** The evidence log id of a sealed entry that follows from one outcome record (`by`). */
 const derivedLogId = (by: string, what: string) =>
@@ -173,7 +179,7 @@ export class AlertOutcomes {
       this.evidence.appendMany(accountId, [
         ...sealWith,
         ...sent.map((result) => ({
-          logId: outcomeLogId(result.deliveryId, recovery),
+          logId: outcomeLogId(result.deliveryId, payload.sentAt, recovery),
           kind: DELIVERY_OUTCOME_KIND,
           data: {
             delivery_id: result.deliveryId,
@@ -195,7 +201,14 @@ export class AlertOutcomes {
     await Promise.all(
       sent
         .filter((result) => result.outcome === 'failed' && !isBuiltInChannel(result.channelId))
-        .map((result) => this.disableIfFailingTooLong(accountId, result, recovery, now)),
+        .map((result) =>
+          this.disableIfFailingTooLong(
+            accountId,
+            result,
+            outcomeLogId(result.deliveryId, payload.sentAt, recovery),
+            now,
+          ),
+        ),
     );
   }
 
@@ -208,7 +221,8 @@ export class AlertOutcomes {
   private async disableIfFailingTooLong(
     accountId: string,
     failed: ChannelResult,
-    recovery: number | undefined,
+    /** The failure's sealed outcome, which the disabling names. */
+    outcome: string,
     now: Date,
   ): Promise<void> {
     if (!this.health) return;
@@ -217,7 +231,7 @@ export class AlertOutcomes {
       failed.channelId,
       new Date(now.getTime() - disableAfterMs),
       `its deliveries kept failing for longer than ${asSetting(disableAfterMs)} with nothing delivered (CHANNEL_DISABLE_AFTER)`,
-      outcomeLogId(failed.deliveryId, recovery),
+      outcome,
       now,
     );
     if (!disabled) return;

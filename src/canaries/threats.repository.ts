@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Collection, Db, Filter } from 'mongodb';
 import {
   bulkWriteAllowingDuplicates,
@@ -6,6 +5,7 @@ import {
   journaled,
   type CollectionIndexes,
 } from '../db/mongo';
+import { derivedTimeOrderedId } from '../ids';
 import type { AlertPayload } from '../alerts/payload';
 import type { HitOrigin } from '../../workflows/shared';
 import type { CanaryKind } from './decoys';
@@ -384,11 +384,14 @@ export class ThreatsRepository {
   }
 }
 
-/** `thr_` and 22 characters of the SHA-256 of the storm key and the instant its storm opened. */
-function stormEventId(stormKey: string, at: Date): string {
-  const digest = createHash('sha256').update(`${stormKey}|${at.toISOString()}`).digest();
-  return `thr_${digest.toString('base64url').slice(0, 22)}`;
-}
+/**
+ * The storm's event, named after its storm key and the instant it opened (whichever process or
+ * replay claims it gets the same id) and ordered by that instant: events, their alerts' workflow
+ * ids and delivery records are written in the order storms open, next to each other in the
+ * database's B-trees.
+ */
+export const stormEventId = (stormKey: string, at: Date): string =>
+  derivedTimeOrderedId('thr', at, `${stormKey}|${at.toISOString()}`);
 
 /** Newest first, optionally from one canary, within [since, until), after a cursor. */
 function pageFilter<T>(accountId: string, page: Page, field: string): Filter<T> {

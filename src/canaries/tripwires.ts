@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache';
 import type { Clock } from '../clock';
 import { DomainError } from '../errors';
 import type { EvidenceStore } from '../evidence/evidence.store';
-import { newId } from '../ids';
+import { newTimeOrderedId } from '../ids';
 import { KeyedBatches } from '../keyed-batches';
 import type { Logger } from '../logger';
 import type { Temporal } from '../temporal/client';
@@ -176,7 +176,7 @@ export class Tripwires {
     const digests = presentable(hit.secrets).map(tokenDigest);
     if (!digests.length) return null;
     const entry: JournalEntry = {
-      id: newId('hit'),
+      id: newTimeOrderedId('hit'),
       at: this.deps.clock().toISOString(),
       digests,
       source: {
