@@ -20,10 +20,9 @@ const RECORDER = 'hits';
 const SEALER = 'seal';
 /**
  * A seal waits this long for more hits: under a flood on one storm a batch then takes tens of
- * hits, not the handful that arrive during one write. In `npm run bench:tripwire`'s one-storm
- * flood this took the API's CPU per live hit from 0.72 to 0.21 ms above an unknown token's, and
- * the database's from 0.57 to 0.48 ms. Nothing waits on it: the alert starts before the seal, and
- * the journal holds the hit meanwhile.
+ * hits, not the handful that arrive during one write, and so fewer writes per hit (measured in
+ * `npm run bench:tripwire`, docs/benchmarks.md). Nothing waits on it: the alert starts before the
+ * seal, and the journal holds the hit meanwhile.
  */
 const SEAL_GATHER_MS = 50;
 /** Storms this process keeps in memory (of those whose window is open), newest used first. */
