@@ -144,6 +144,8 @@ export class AlertOutcomes {
     const { accountId, workflowId, event, threatEventId, payload, resendOf, recovery } = alert;
     const now = new Date();
     const sent = results.filter((result) => result.outcome !== 'skipped');
+    const logIdOf = (result: ChannelResult) =>
+      outcomeLogId(result.deliveryId, payload.sentAt, recovery);
     await Promise.all([
       this.deliveries.recordOutcomes(
         results.map((result) => {
@@ -179,7 +181,7 @@ export class AlertOutcomes {
       this.evidence.appendMany(accountId, [
         ...sealWith,
         ...sent.map((result) => ({
-          logId: outcomeLogId(result.deliveryId, payload.sentAt, recovery),
+          logId: logIdOf(result),
           kind: DELIVERY_OUTCOME_KIND,
           data: {
             delivery_id: result.deliveryId,
@@ -201,14 +203,7 @@ export class AlertOutcomes {
     await Promise.all(
       sent
         .filter((result) => result.outcome === 'failed' && !isBuiltInChannel(result.channelId))
-        .map((result) =>
-          this.disableIfFailingTooLong(
-            accountId,
-            result,
-            outcomeLogId(result.deliveryId, payload.sentAt, recovery),
-            now,
-          ),
-        ),
+        .map((result) => this.disableIfFailingTooLong(accountId, result, logIdOf(result), now)),
     );
   }
 

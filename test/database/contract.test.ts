@@ -195,6 +195,17 @@ describe('reads', () => {
     expect(seen).toEqual([...seen].sort((x, y) => y - x));
   });
 
+  it('when a range over an array field matches a document by two elements, then it arrives once', async () => {
+    const tagged = db.collection<{ _id: number; tags: string[] }>('tagged');
+    await tagged.createIndex({ tags: 1 });
+    await tagged.insertMany([
+      { _id: 1, tags: ['a', 'b'] },
+      { _id: 2, tags: ['c'] },
+    ]);
+    const found = await tagged.find({ tags: { $gte: 'a' } }).toArray();
+    expect(found.map((doc) => doc._id).sort()).toEqual([1, 2]);
+  });
+
   it("when documents change between a cursor's batches, then later batches read them as they are, and limit and projection hold", async () => {
     type Row = { _id: number; g: string; n: number; x: string };
     const rows = db.collection<Row>('batches');

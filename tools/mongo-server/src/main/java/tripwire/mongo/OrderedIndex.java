@@ -85,8 +85,11 @@ final class OrderedIndex extends Index<Object> {
         private final OrderedIndex index;
         private final List<Entry[]> ranges;
         private final boolean reverse;
-        /** Positions handed out, when there are ranges to overlap (`$in` over an array field). */
-        private final Set<Object> seen;
+        /**
+         * Positions handed out: a document with an array in the index has an entry per element,
+         * within one range or across several.
+         */
+        private final Set<Object> seen = new HashSet<>();
         private int range;
         private Entry last;
         private Iterator<Entry> current;
@@ -96,7 +99,6 @@ final class OrderedIndex extends Index<Object> {
             this.index = index;
             this.ranges = ranges;
             this.reverse = reverse;
-            this.seen = ranges.size() > 1 ? new HashSet<>() : null;
         }
 
         /** Called by each command that goes on with the walk, before it does. */
@@ -123,7 +125,7 @@ final class OrderedIndex extends Index<Object> {
                         continue; // where the previous command stopped: handed out already
                     }
                     last = entry;
-                    if (seen == null || seen.add(entry.position())) {
+                    if (seen.add(entry.position())) {
                         return entry.position();
                     }
                 }
