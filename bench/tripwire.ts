@@ -15,7 +15,8 @@
  *   npm run bench:tripwire -- [--alerts 20] [--hits 2000] [--concurrency 10] [--gather-ms 2000]
  *     [--min-rounds 5] [--max-rounds 15]
  *
- * `--alerts` and `--hits` are per round. `BENCH_WORKER_NODE_FLAGS` passes flags to the worker.
+ * `--alerts` and `--hits` are per round. `BENCH_WORKER_NODE_FLAGS` and `BENCH_API_NODE_FLAGS` pass
+ * flags to the worker and the API (`--cpu-prof --cpu-prof-dir=…` profiles them).
  */
 import { parseArgs } from 'node:util';
 import { startAlert } from '../src/alerts/alert-workflows';

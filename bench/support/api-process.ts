@@ -3,7 +3,7 @@
  * `startWorkerStack` made (its database, Temporal and environment), on a free loopback port: its
  * event loop serves requests only, while this process is the benchmark's client and receiver, as
  * an attacker's client and a customer's endpoint would be. This process reads the database and
- * Temporal through its own clients.
+ * Temporal through its own clients. `BENCH_API_NODE_FLAGS` passes flags to the API's process.
  */
 import { loadConfig } from '../../src/config';
 import { connectMongo } from '../../src/db/mongo';
@@ -14,7 +14,10 @@ import { builtStartArgs } from './built';
 import { jsonApi } from './json-api';
 
 export async function startApiOnStack(env: Record<string, string>) {
-  const api = await startApiProcess(env, undefined, builtStartArgs('start:api'));
+  const api = await startApiProcess(env, undefined, [
+    ...apiNodeFlags(),
+    ...builtStartArgs('start:api'),
+  ]);
   const config = loadConfig(env);
   const db = await connectMongo(config.MONGODB_URI, config.MONGODB_DB);
   const temporal = createTemporal(config);
@@ -43,4 +46,9 @@ export async function startApiOnStack(env: Record<string, string>) {
       await db.client.close();
     },
   };
+}
+
+/** `BENCH_API_NODE_FLAGS` (space-separated): `--cpu-prof --cpu-prof-dir=…` to profile the API. */
+function apiNodeFlags(): string[] {
+  return (process.env.BENCH_API_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 }
