@@ -20,20 +20,24 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { MongoClient, type Db } from 'mongodb';
 import { ALL_INDEXES } from '../src/db/indexes';
 import { ensureIndexes } from '../src/db/mongo';
 import { outcomeLogId } from '../src/alerts/alert-outcomes';
 import { stormEventId } from '../src/canaries/threats.repository';
 import { buildMongoServer } from '../tools/dev-tools';
-import { freePort, startLocalMongo, type LocalMongo } from '../tools/stack';
-import { processSeconds, type Part } from './support/cpu';
-import { interleave, printComparison, roundOptions } from './support/rounds';
-import { databaseSettler, warmUp } from './support/warm-up';
+import {
+  benchLog as log,
+  interleaveServers,
+  startEmbeddedServer,
+  stopEmbeddedServers,
+  timedSteps,
+  type EmbeddedServer,
+} from './support/embedded-servers';
+import { printComparison } from './support/rounds';
 
 const { values } = parseArgs({
   options: {
@@ -53,29 +57,17 @@ if (typeof values.against !== 'string' || !Number.isInteger(ALERTS) || ALERTS < 
 }
 const against = values.against;
 
-const log = (line: string) => console.error(`[bench] ${line}`);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const hex = () => randomBytes(32).toString('hex');
 
-interface Server {
-  mongo: LocalMongo;
-  client: MongoClient;
-  db: Db;
+interface Server extends EmbeddedServer {
   seqs: Map<string, number>;
   leaves: number;
 }
 
 async function start(dataDir: string, build?: Awaited<ReturnType<typeof buildMongoServer>>) {
-  const mongo = await startLocalMongo({ dataDir, port: await freePort(), log, build });
-  if (!mongo.description.startsWith('embedded')) {
-    await mongo.stop();
-    console.error('mongod is on PATH: this benchmark compares builds of the embedded server');
-    process.exit(2);
-  }
-  const client = await MongoClient.connect(mongo.address);
-  const db = client.db('bench');
-  await ensureIndexes(db, ALL_INDEXES);
-  return { mongo, client, db, seqs: new Map(), leaves: 0 } satisfies Server;
+  const server = await startEmbeddedServer(dataDir, build);
+  await ensureIndexes(server.db, ALL_INDEXES);
+  return { ...server, seqs: new Map(), leaves: 0 } satisfies Server;
 }
 
 /** One alert's writes, in the order the worker makes them. */
@@ -140,16 +132,9 @@ async function alertWrites(server: Server, n: number): Promise<void> {
 }
 
 /** `--alerts` alerts' writes at `--rate` a second (or, to warm up, as fast as they go), each timed. */
-async function run(server: Server, paced = true) {
-  const latencies: number[] = [];
-  const started = performance.now();
-  for (let n = 0; n < ALERTS; n++) {
-    const t0 = performance.now();
-    await alertWrites(server, n);
-    latencies.push(performance.now() - t0);
-    if (paced) await sleep(Math.max(0, started + ((n + 1) * 1000) / RATE - performance.now()));
-  }
-  return { ops: ALERTS, latencies, seconds: (performance.now() - started) / 1000 };
+async function run(server: Server, paced: boolean) {
+  const timed = await timedSteps(ALERTS, RATE, paced, (n) => alertWrites(server, n));
+  return { ops: ALERTS, ...timed };
 }
 
 /** The embedded server's sources at `ref`, built into `folder`. */
@@ -173,40 +158,20 @@ async function main() {
     const theirs = await buildAt(against, work);
     servers.push(await start(join(work, 'theirs'), theirs), await start(join(work, 'ours')));
     const [base, ours] = servers as [Server, Server];
-    const pids = servers.map((s) => s.mongo.process.child.pid!);
-    for (const [i, server] of servers.entries()) {
-      const warm = await warmUp(() => run(server, false), pids[i]);
-      console.error(`> ${i ? 'this tree' : against}: ${warm}`);
-    }
-    // Both servers' CPU as the database's: the one at rest adds as little to either run.
-    const cpu = {
-      parts: (): Part[] => ['database'],
-      read: () =>
-        new Map<Part, number>([
-          ['database', pids.reduce((sum, pid) => sum + processSeconds(pid), 0)],
-        ]),
-    };
-    const settlers = await Promise.all(pids.map((pid) => databaseSettler(pid)));
-    const comparison = await interleave(
-      { [`the server at ${against} (baseline)`]: () => run(base), 'this tree': () => run(ours) },
-      cpu,
+    const comparison = await interleaveServers([
       {
-        ...roundOptions,
-        settle: async () => {
-          await Promise.all(settlers.map((s) => s.settled()));
-        },
+        name: `the server at ${against} (baseline)`,
+        server: base,
+        run: (paced) => run(base, paced),
       },
-    );
+      { name: 'this tree', server: ours, run: (paced) => run(ours, paced) },
+    ]);
     printComparison(
       `one alert's writes, ${ALERTS} a run at ${RATE}/s; the embedded server at ${against} against this tree's`,
       comparison,
     );
   } finally {
-    for (const server of servers) {
-      await server.client.close(true);
-      await server.mongo.stop();
-    }
-    await rm(work, { recursive: true, force: true });
+    await stopEmbeddedServers(servers, work);
   }
 }
 
