@@ -48,8 +48,9 @@ const [SEED, RECORDS, BATCH, RATE] = [values.seed, values.records, values.batch,
   Number,
 ) as [number, number, number, number];
 if (
-  ![SEED, RECORDS, BATCH].every((n) => Number.isInteger(n) && n >= 0) ||
-  !(BATCH > 0 && RATE > 0)
+  !(Number.isInteger(SEED) && SEED >= 0) ||
+  ![RECORDS, BATCH].every((n) => Number.isInteger(n) && n > 0) ||
+  !(RATE > 0)
 ) {
   console.error(
     'usage: npm run bench:evidence-indexes -- [--seed N] [--records N] [--batch N] [--rate per second]',

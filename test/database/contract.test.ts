@@ -4,6 +4,7 @@
  * The durability cases start a local server of their own (the same kind `npm run dev` starts),
  * since they kill it.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -472,6 +473,38 @@ describe('commands over more documents than the database server holds in memory 
     expect(await docs().countDocuments({})).toBe(left);
     expect(await docs().countDocuments({ k: { $gte: 10_000 } })).toBe(changed); // through the index
     expect(await docs().countDocuments({ k: { $lt: 10_000 } })).toBe(left - changed);
+  }, 240_000);
+});
+
+describe('the page cache', () => {
+  // An index entry of a long random string (a content hash is 64 characters) takes several times
+  // a reference's size. The page cache must count it so (`KeyCodec.memory`), or it holds several
+  // times its budget, and the smallest heap (256 MB) runs out while these 240,000 entries of 512
+  // characters go in.
+  const own = ownServer('contract-cache-');
+  const count = 60_000;
+  const fields = ['a', 'b', 'c', 'd'] as const;
+  type Doc = { _id: number } & Record<(typeof fields)[number], string>;
+  const docs = () => own.client.db('cache').collection<Doc>('docs');
+  const key = () => randomBytes(256).toString('hex');
+
+  it('when indexes of long random keys outgrow the heap, then the page cache stays within it and the server stays up, answering through them', async () => {
+    const pid = own.server.pid;
+    for (const field of fields) await docs().createIndex({ [field]: 1 });
+    let last = '';
+    for (let i = 0; i < count; i += 1000) {
+      const batch = Array.from({ length: 1000 }, (_, n): Doc => ({
+        _id: i + n,
+        a: key(),
+        b: key(),
+        c: key(),
+        d: key(),
+      }));
+      last = batch[999]!.d;
+      await docs().insertMany(batch);
+    }
+    expect(await docs().countDocuments({ d: last })).toBe(1);
+    expect(own.server.pid).toBe(pid);
   }, 240_000);
 });
 

@@ -170,9 +170,14 @@ final class OrderedIndex extends Index<Object> {
             return OrderedIndex.this.compare(a, b);
         }
 
+        /** The entry, its array of values, each value and the position (see {@link KeyCodec#memory}). */
         @Override
         public int getMemory(Entry entry) {
-            return 48 + 24 * entry.values.length;
+            int memory = 24 + 16 + 8 * entry.values.length + KeyCodec.memory(entry.position);
+            for (Object value : entry.values) {
+                memory += KeyCodec.memory(value);
+            }
+            return memory;
         }
 
         @Override
