@@ -106,7 +106,8 @@ final class KeyCodec {
         if (value == null || value instanceof Boolean) {
             return 0; // shared instances
         } else if (value instanceof String s) {
-            // The String (24 bytes) and its array (16 and one byte a character, two past Latin-1).
+            // The String (24 bytes) and its array (16, and a byte a character; two a character for
+            // a string beyond ASCII, which over-counts the rest of Latin-1).
             return 40 + aligned(isAscii(s) ? s.length() : 2 * s.length());
         } else if (value instanceof Integer) {
             return 16;
