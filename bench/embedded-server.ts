@@ -34,9 +34,9 @@ import {
   interleaveServers,
   startEmbeddedServer,
   stopEmbeddedServers,
-  timedSteps,
   type EmbeddedServer,
 } from './support/embedded-servers';
+import { timedSteps } from './support/latency';
 import { printComparison } from './support/rounds';
 
 const { values } = parseArgs({

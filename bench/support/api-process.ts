@@ -10,12 +10,12 @@ import { connectMongo } from '../../src/db/mongo';
 import { createTemporal } from '../../src/temporal/client';
 import { startApiProcess } from '../../test/support/api-process';
 import { accountWithWebhook, type Webhook } from './bench-account';
-import { builtStartArgs } from './built';
+import { builtStartArgs, nodeFlagsFrom } from './built';
 import { jsonApi } from './json-api';
 
 export async function startApiOnStack(env: Record<string, string>) {
   const api = await startApiProcess(env, undefined, [
-    ...apiNodeFlags(),
+    ...nodeFlagsFrom('BENCH_API_NODE_FLAGS'),
     ...builtStartArgs('start:api'),
   ]);
   const config = loadConfig(env);
@@ -46,9 +46,4 @@ export async function startApiOnStack(env: Record<string, string>) {
       await db.client.close();
     },
   };
-}
-
-/** `BENCH_API_NODE_FLAGS` (space-separated): `--cpu-prof --cpu-prof-dir=…` to profile the API. */
-function apiNodeFlags(): string[] {
-  return (process.env.BENCH_API_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 }

@@ -24,3 +24,13 @@ export function builtStartArgs(script: 'start:api' | 'start:worker'): string[] {
   if (command !== 'node') throw new Error(`${script} is expected to run node`);
   return args;
 }
+
+/**
+ * Node.js flags for a started process from a space-separated environment variable
+ * (`BENCH_WORKER_NODE_FLAGS`, `BENCH_API_NODE_FLAGS`): `--cpu-prof --cpu-prof-dir=…` profiles it.
+ */
+export function nodeFlagsFrom(
+  variable: 'BENCH_WORKER_NODE_FLAGS' | 'BENCH_API_NODE_FLAGS',
+): string[] {
+  return (process.env[variable] ?? '').split(' ').filter(Boolean);
+}

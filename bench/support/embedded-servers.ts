@@ -79,26 +79,3 @@ export async function stopEmbeddedServers(servers: EmbeddedServer[], work: strin
   }
   await rm(work, { recursive: true, force: true });
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/**
- * `steps` calls of `step`, one after another, each timed; `paced`, at `perSecond` a second (else
- * as fast as they go, to warm up).
- */
-export async function timedSteps(
-  steps: number,
-  perSecond: number,
-  paced: boolean,
-  step: (n: number) => Promise<void>,
-): Promise<{ latencies: number[]; seconds: number }> {
-  const latencies: number[] = [];
-  const started = performance.now();
-  for (let n = 0; n < steps; n++) {
-    const t0 = performance.now();
-    await step(n);
-    latencies.push(performance.now() - t0);
-    if (paced) await sleep(Math.max(0, started + ((n + 1) * 1000) / perSecond - performance.now()));
-  }
-  return { latencies, seconds: (performance.now() - started) / 1000 };
-}

@@ -41,3 +41,26 @@ export function sequential(n: number, op: (i: number) => Promise<unknown>, per =
     return { ops: n * per, latencies };
   };
 }
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * `steps` calls of `step`, one after another, each timed; `paced`, at `perSecond` a second (else
+ * as fast as they go, to warm up).
+ */
+export async function timedSteps(
+  steps: number,
+  perSecond: number,
+  paced: boolean,
+  step: (n: number) => Promise<void>,
+): Promise<{ latencies: number[]; seconds: number }> {
+  const latencies: number[] = [];
+  const started = performance.now();
+  for (let n = 0; n < steps; n++) {
+    const t0 = performance.now();
+    await step(n);
+    latencies.push(performance.now() - t0);
+    if (paced) await sleep(Math.max(0, started + ((n + 1) * 1000) / perSecond - performance.now()));
+  }
+  return { latencies, seconds: (performance.now() - started) / 1000 };
+}

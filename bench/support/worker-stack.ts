@@ -11,7 +11,7 @@ import { Receiver } from '../../test/support/receiver';
 import { ALL_INDEXES } from '../../src/db/indexes';
 import { connectMongo, ensureIndexes } from '../../src/db/mongo';
 import { freePort, provideMongo, provideTemporal, spawnManaged } from '../../tools/stack';
-import { builtStartArgs } from './built';
+import { builtStartArgs, nodeFlagsFrom } from './built';
 import { StackCpu, type Part } from './cpu';
 
 const DB_NAME = 'bench';
@@ -26,7 +26,7 @@ export interface WorkerStackOptions {
 export async function startWorkerStack(
   name: string,
   extraEnv: Record<string, string> = {},
-  { tuned = true, nodeFlags = workerNodeFlags() }: WorkerStackOptions = {},
+  { tuned = true, nodeFlags = nodeFlagsFrom('BENCH_WORKER_NODE_FLAGS') }: WorkerStackOptions = {},
 ) {
   const dir = await mkdtemp(join(tmpdir(), `tripwire-bench-${name}-`));
   const { makeTestCa } = await import('../../tools/test-ca.mjs');
@@ -107,11 +107,6 @@ export async function startWorkerStack(
       await stopServers();
     },
   };
-}
-
-/** `BENCH_WORKER_NODE_FLAGS` (space-separated): `--cpu-prof --cpu-prof-dir=…` to profile the worker. */
-function workerNodeFlags(): string[] {
-  return (process.env.BENCH_WORKER_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 }
 
 /** The service's indexes, as the API makes them at its start: the worker's queries and writes use them. */
