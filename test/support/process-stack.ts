@@ -152,10 +152,14 @@ export class ProcessStack {
     return spawnManaged(process.execPath, ['--import', 'tsx', join(ROOT, entry)], {
       env: { ...process.env, ...this.env, ...extra },
       onLine: (line) => {
-        this.logs.push(`[${entry} ${extra.PORT ?? ''}] ${line}`);
+        this.logs.push(`${this.linePrefix(entry, extra)}${line}`);
         if (process.env.FAULT_LOGS) console.log(this.logs.at(-1));
       },
     });
+  }
+
+  private linePrefix(entry: string, env: Record<string, string>): string {
+    return `[${entry} ${env.PORT ?? ''}] `;
   }
 
   url(n: number, path: string): string {
@@ -165,18 +169,37 @@ export class ProcessStack {
   async startApi(n: number): Promise<void> {
     const node = this.apis[n]!;
     node.proc = this.spawnNode(node.entry, node.env);
-    await until(
-      `API ${n} answers`,
-      async () => (await fetch(this.url(n, '/healthz'))).ok || undefined,
-    );
+    await this.untilServing(`API ${n} answers`, node, async () => {
+      return (await fetch(this.url(n, '/healthz'))).ok;
+    });
   }
 
   async startWorker(): Promise<void> {
     this.worker.proc = this.spawnNode(this.worker.entry, this.worker.env);
-    await until(
-      'a worker polls',
-      async () => (await fetch(this.url(0, '/readyz'))).ok || undefined,
-    );
+    await this.untilServing('a worker polls', this.worker, async () => {
+      return (await fetch(this.url(0, '/readyz'))).ok;
+    });
+  }
+
+  /**
+   * Waits until `serving` says yes; when the child exits first or the wait runs out, fails with
+   * the child's last lines, which say why.
+   */
+  private async untilServing(
+    what: string,
+    node: ChildNode,
+    serving: () => Promise<boolean>,
+  ): Promise<void> {
+    const { child } = node.proc;
+    const gone = () => child.exitCode !== null || child.signalCode !== null;
+    const served = await until(what, async () =>
+      gone() ? false : (await serving()) || undefined,
+    ).catch(() => false);
+    if (served) return;
+    const prefix = this.linePrefix(node.entry, node.env);
+    const lines = this.logs.filter((line) => line.startsWith(prefix)).slice(-20);
+    const why = gone() ? `its process exited (${child.exitCode ?? child.signalCode})` : 'timed out';
+    throw new Error(`${what}: ${why}; its last lines:\n${lines.join('\n')}`);
   }
 
   async kill(proc: ManagedProcess, signal: NodeJS.Signals): Promise<void> {

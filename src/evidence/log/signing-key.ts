@@ -1,4 +1,5 @@
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { link, mkdir, open, readFile, rm } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Config } from '../../config';
 import type { Logger } from '../../logger';
@@ -40,8 +41,9 @@ async function developmentKey(origin: string, log: Logger): Promise<NoteSigner> 
 
 /**
  * The key in `file`, or a new one written there (owner-only) when the file does not exist yet.
- * The file is created exclusively, so two processes starting at once never replace each other's
- * key: the second reads the first's.
+ * The new key is written whole and synced under a name of this call's own, then linked into place:
+ * a link never replaces a file, and a file that exists is complete, so a second process starting
+ * at the same instant reads the first one's key, never a file created but not yet written.
  */
 export async function keyInFile(
   file: string,
@@ -49,12 +51,22 @@ export async function keyInFile(
 ): Promise<{ signer: NoteSigner; made: boolean }> {
   const { signer, skey } = generateSigner(origin);
   await mkdir(dirname(file), { recursive: true });
+  const draft = `${file}.${randomUUID()}.tmp`;
   try {
-    await writeFile(file, `${skey}\n`, { mode: 0o600, flag: 'wx' });
-    await chmod(file, 0o600);
+    const handle = await open(draft, 'wx', 0o600);
+    try {
+      await handle.writeFile(`${skey}\n`);
+      await handle.chmod(0o600); // whatever the umask
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await link(draft, file);
     return { signer, made: true };
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     return { signer: parseSigner(await readFile(file, 'utf8')), made: false };
+  } finally {
+    await rm(draft, { force: true });
   }
 }
