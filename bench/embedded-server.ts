@@ -65,7 +65,7 @@ interface Server extends EmbeddedServer {
 }
 
 async function start(dataDir: string, build?: Awaited<ReturnType<typeof buildMongoServer>>) {
-  const server = await startEmbeddedServer(dataDir, build);
+  const server = await startEmbeddedServer(dataDir, { build });
   await ensureIndexes(server.db, ALL_INDEXES);
   return { ...server, seqs: new Map(), leaves: 0 } satisfies Server;
 }

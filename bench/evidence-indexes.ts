@@ -16,15 +16,13 @@
  * them (warmed up 1,000 records at a time, so the stores grow alike; each run ends once
  * both are at rest again, so the commits and compaction it causes count in it).
  */
-import { randomBytes } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ALL_INDEXES } from '../src/db/indexes';
 import { ensureIndexes } from '../src/db/mongo';
-import { evidenceIndexes } from '../src/evidence/evidence.repository';
-import { newTimeOrderedId } from '../src/ids';
+import { evidenceIndexes, type EvidenceDoc } from '../src/evidence/evidence.repository';
 import {
   benchLog as log,
   interleaveServers,
@@ -33,6 +31,7 @@ import {
   type EmbeddedServer,
 } from './support/embedded-servers';
 import { timedSteps } from './support/latency';
+import { randomHash, sealedHit } from './support/sealed-records';
 import { printComparison } from './support/rounds';
 
 const { values } = parseArgs({
@@ -61,35 +60,10 @@ if (
 const HASH_INDEX = 'content_hash';
 const WARM_UP_RECORDS = 1000;
 const ACCOUNT = 'acc_bench';
-const hex = () => randomBytes(32).toString('hex');
 
 interface Server extends EmbeddedServer {
   seq: number;
 }
-
-/** A `threat.hit` record as sealed: personal values as their digests, a random content hash. */
-const record = (seq: number) => ({
-  _id: newTimeOrderedId('evd') as never,
-  accountId: ACCOUNT,
-  seq,
-  kind: 'threat.hit',
-  sealedAt: new Date(),
-  prevHash: hex(),
-  prevLogId: null,
-  data: {
-    threat_event_id: 'thr_bench',
-    canary_id: 'cny_bench',
-    canary_kind: 'url',
-    at: new Date().toISOString(),
-    via: 'http',
-    ip: `hmac-sha256:${hex()}`,
-    user_agent: `hmac-sha256:${hex()}`,
-    mail_server: null,
-    request_id: null,
-  },
-  contentHash: hex(),
-  algorithm: 'sha256',
-});
 
 async function start(dataDir: string, withHashIndex: boolean): Promise<Server> {
   const started = await startEmbeddedServer(dataDir);
@@ -106,8 +80,8 @@ async function start(dataDir: string, withHashIndex: boolean): Promise<Server> {
   for (let filled = 0; filled < SEED; filled += 1000) {
     const n = Math.min(1000, SEED - filled);
     await db
-      .collection('evidence')
-      .insertMany(Array.from({ length: n }, () => record(++server.seq)));
+      .collection<EvidenceDoc>('evidence')
+      .insertMany(Array.from({ length: n }, () => sealedHit(ACCOUNT, ++server.seq)));
   }
   return server;
 }
@@ -115,15 +89,15 @@ async function start(dataDir: string, withHashIndex: boolean): Promise<Server> {
 /** One seal: a batch of records, then the chain head's synced write. */
 async function seal(server: Server): Promise<void> {
   const { db } = server;
-  await db.collection('evidence').insertMany(
-    Array.from({ length: BATCH }, () => record(++server.seq)),
+  await db.collection<EvidenceDoc>('evidence').insertMany(
+    Array.from({ length: BATCH }, () => sealedHit(ACCOUNT, ++server.seq)),
     { ordered: true },
   );
   await db
     .collection('evidence_heads')
     .updateMany(
       { _id: ACCOUNT as never },
-      { $set: { seq: server.seq, hash: hex() } },
+      { $set: { seq: server.seq, hash: randomHash() } },
       { upsert: true, writeConcern: { journal: true } },
     );
 }

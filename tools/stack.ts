@@ -130,6 +130,8 @@ export interface MongoOptions {
   readyWithinMs?: number;
   /** The embedded server's build (another version's, to compare): this tree's unless given. */
   build?: JavaCommand;
+  /** The embedded server's heap in MB: sized from its file unless given (a benchmark's choice). */
+  heapMb?: number;
 }
 
 export async function provideMongo(options: MongoOptions): Promise<Service> {
@@ -145,14 +147,15 @@ export interface LocalMongo extends Service {
 }
 
 /**
- * The embedded server's Java heap, in MB, for a store file of `fileBytes`: 256 MB plus twice the
- * file, at most a quarter of the machine's memory. The server gives 65 % of its heap to MVStore's
- * page cache, and a compacted store's pages take about 1.2–1.3× the file's size there (a million
- * 275-byte documents with two indexes: a 484 MB file, 610 MB of cache, 1.2 GB of heap), so a
- * store of any size is read from memory once warm (docs/architecture.md, Database).
+ * The embedded server's Java heap, in MB, for a store file of `fileBytes`: 256 MB plus two and a
+ * half times the file, at most a quarter of the machine's memory. The server gives 65 % of its heap
+ * to MVStore's page cache, and a compacted store's pages take 1.2–1.4× the file's size there (a
+ * million sealed records with their Merkle leaves: a 1,708 MB file, 2,372 MB of cache, measured by
+ * `npm run bench:page-cache`), so a store of any size is read from memory once warm, the cache
+ * warmer (which stops at 90 % of the cache) reaching all of it (docs/architecture.md, Database).
  */
 export function embeddedMongoHeapMb(fileBytes: number): number {
-  const wanted = 256 + Math.ceil((2 * fileBytes) / 2 ** 20);
+  const wanted = 256 + Math.ceil((2.5 * fileBytes) / 2 ** 20);
   return Math.min(wanted, Math.max(256, Math.floor(totalmem() / 4 / 2 ** 20)));
 }
 
@@ -163,6 +166,7 @@ export async function startLocalMongo({
   log,
   readyWithinMs = 180_000,
   build,
+  heapMb: chosenHeapMb,
 }: MongoOptions): Promise<LocalMongo> {
   await ensureFreePort(port, 'MongoDB');
   const useMongod = onPath('mongod');
@@ -187,7 +191,7 @@ export async function startLocalMongo({
     // the cache all survive, so the collector's default (a third of the heap) made pauses of over
     // a second while a large store's cache was warming; 48 MB kept them under 0.2 s.
     const storeFile = await stat(join(folder, 'data.mv.db')).catch(() => null);
-    const heapMb = embeddedMongoHeapMb(storeFile?.size ?? 0);
+    const heapMb = chosenHeapMb ?? embeddedMongoHeapMb(storeFile?.size ?? 0);
     const heap = [`-Xms${heapMb}m`, `-Xmx${heapMb}m`, '-Xmn48m'];
     if (heapMb <= 512) heap.push('-XX:+AlwaysPreTouch');
     // The JDK keeps, per thread, a native copy buffer as large as the largest file write it made;

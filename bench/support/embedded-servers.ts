@@ -8,8 +8,7 @@
  */
 import { rm } from 'node:fs/promises';
 import { MongoClient, type Db } from 'mongodb';
-import type { buildMongoServer } from '../../tools/dev-tools';
-import { freePort, startLocalMongo, type LocalMongo } from '../../tools/stack';
+import { freePort, startLocalMongo, type LocalMongo, type MongoOptions } from '../../tools/stack';
 import { processSeconds, type Part } from './cpu';
 import { interleave, roundOptions, type Comparison, type Ratio, type RunResult } from './rounds';
 import { databaseSettler, warmUp } from './warm-up';
@@ -22,12 +21,16 @@ export interface EmbeddedServer {
 
 export const benchLog = (line: string) => console.error(`[bench] ${line}`);
 
-/** A server in `dataDir` (of this tree's build unless `build` is given), with a client on `bench`. */
+/**
+ * A server in `dataDir`, with a client on `bench`: of this tree's build unless `build` is given,
+ * with the heap tools/stack.ts sizes from the file unless `heapMb` is.
+ */
 export async function startEmbeddedServer(
   dataDir: string,
-  build?: Awaited<ReturnType<typeof buildMongoServer>>,
+  { build, heapMb }: Pick<MongoOptions, 'build' | 'heapMb'> = {},
 ): Promise<EmbeddedServer> {
-  const mongo = await startLocalMongo({ dataDir, port: await freePort(), log: benchLog, build });
+  const port = await freePort();
+  const mongo = await startLocalMongo({ dataDir, port, log: benchLog, build, heapMb });
   if (!mongo.description.startsWith('embedded')) {
     await mongo.stop();
     console.error('mongod is on PATH: this benchmark measures the embedded server');

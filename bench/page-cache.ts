@@ -1,0 +1,183 @@
+/**
+ * Whether the heap tools/stack.ts gives the embedded server (`embeddedMongoHeapMb`, from the file at
+ * start) holds the service's heaviest store in its page cache, with the cache's estimates checked
+ * against the heap itself.
+ *
+ *   npm run bench:page-cache -- [--records 1000000] [--data-dir .data/bench-page-cache]
+ *
+ * 1. The store: `--records` sealed `threat.hit` records over 100 accounts, each with its Merkle
+ *    leaf, under every index the service declares; filled once (minutes at a million) and kept in
+ *    the data folder for later runs, then opened again and left at rest until compaction stops
+ *    shrinking the file.
+ * 2. Whole: the server started with a heap far larger than the store; once the cache warmer has
+ *    read every map (the cache's use stops growing), what the whole store takes in the cache.
+ * 3. As started: the heap the rule gives this file; what the warmer put in the cache (it stops at
+ *    90 % of the cache), that share of the whole store, and the live heap after a full collection
+ *    (`jcmd GC.run`), beside the cache's own estimate of its pages: an estimate below the truth
+ *    would let the cache outgrow the heap.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdir, stat } from 'node:fs/promises';
+import { totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { ALL_INDEXES } from '../src/db/indexes';
+import { ensureIndexes } from '../src/db/mongo';
+import type { EvidenceDoc } from '../src/evidence/evidence.repository';
+import { leavesIndexes } from '../src/evidence/log/log-leaves';
+import { embeddedMongoHeapMb } from '../tools/stack';
+import {
+  benchLog as log,
+  startEmbeddedServer,
+  type EmbeddedServer,
+} from './support/embedded-servers';
+import { sealedHit } from './support/sealed-records';
+
+const { values } = parseArgs({
+  options: {
+    records: { type: 'string', default: '1000000' },
+    'data-dir': { type: 'string', default: '.data/bench-page-cache' },
+  },
+  strict: true,
+});
+const RECORDS = Number(values.records);
+if (!Number.isInteger(RECORDS) || RECORDS < 1000) {
+  console.error(`--records must be a whole number of at least 1000 (got ${values.records})`);
+  process.exit(2);
+}
+const DATA_DIR = resolve(values['data-dir'], `records-${RECORDS}`);
+const STORE_FILE = join(DATA_DIR, 'mongo-server', 'data.mv.db');
+const ACCOUNTS = 100;
+const BATCH = 1000;
+const MB = 2 ** 20;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const fileMb = async () => (await stat(STORE_FILE)).size / MB;
+
+async function storeStatus(server: EmbeddedServer) {
+  const status = await server.client.db('admin').command({ serverStatus: 1 });
+  return status.tripwireStore as {
+    cacheMB: number;
+    cacheUsedMB: number;
+    fileBytes: number;
+    fileFillPercent: number;
+    chunksFillPercent: number;
+  };
+}
+
+/** Polls `read` every `everyMs` until it answers the same `times` times in a row. */
+async function steady<T>(read: () => Promise<T>, everyMs: number, times: number, what: string) {
+  let last: string | undefined;
+  let value: T;
+  for (let same = 0; same < times;) {
+    value = await read();
+    same = JSON.stringify(value) === last ? same + 1 : 0;
+    if (same === 0) log(`${what}: ${JSON.stringify(value)}`);
+    last = JSON.stringify(value);
+    await sleep(everyMs);
+  }
+  return value!;
+}
+
+async function fill(): Promise<void> {
+  if (await stat(STORE_FILE).catch(() => null)) {
+    log(`the store of ${RECORDS} records is in ${DATA_DIR} already`);
+    return;
+  }
+  await mkdir(DATA_DIR, { recursive: true });
+  const server = await startEmbeddedServer(DATA_DIR);
+  await ensureIndexes(server.db, ALL_INDEXES);
+  const started = Date.now();
+  for (let seq = 0; seq < RECORDS;) {
+    const records = Array.from({ length: Math.min(BATCH, RECORDS - seq) }, () => {
+      seq++;
+      return sealedHit(`acc_bench_${seq % ACCOUNTS}`, seq);
+    });
+    await server.db.collection<EvidenceDoc>('evidence').insertMany(records);
+    await server.db.collection(leavesIndexes.collection).insertMany(
+      records.map((r) => ({
+        _id: r.seq - 1,
+        logId: r._id,
+        accountId: r.accountId,
+        seq: r.seq,
+        contentHash: r.contentHash,
+      })) as never[],
+    );
+    if (seq % 100_000 === 0) log(`filled ${seq} in ${Math.round((Date.now() - started) / 1000)} s`);
+  }
+  await server.client.close();
+  await server.mongo.stop();
+}
+
+/**
+ * The server at rest until compaction is done: the file's size and how full it and its chunks are
+ * unchanged for two minutes (a pass can grow the file before it cuts it).
+ */
+async function compact(): Promise<void> {
+  const server = await startEmbeddedServer(DATA_DIR);
+  await steady(
+    async () => {
+      const { fileBytes, fileFillPercent, chunksFillPercent } = await storeStatus(server);
+      return { fileMb: Math.round(fileBytes / MB), fileFillPercent, chunksFillPercent };
+    },
+    30_000,
+    4,
+    'compacting',
+  );
+  await server.client.close();
+  await server.mongo.stop();
+}
+
+/** Once the cache's use stops growing: the file, the cache and its use, and the live heap. */
+async function opened(heapMb: number) {
+  const server = await startEmbeddedServer(DATA_DIR, { heapMb });
+  const used = await steady(
+    async () => (await storeStatus(server)).cacheUsedMB,
+    5_000,
+    3,
+    'cache MB',
+  );
+  const { cacheMB } = await storeStatus(server);
+  const pid = String(server.mongo.process.child.pid);
+  execFileSync('jcmd', [pid, 'GC.run']);
+  const info = execFileSync('jcmd', [pid, 'GC.heap_info'], { encoding: 'utf8' });
+  const liveKb = [...info.matchAll(/(?:new|tenured) generation\s+total \d+K, used (\d+)K/g)].reduce(
+    (sum, m) => sum + Number(m[1]),
+    0,
+  );
+  await server.client.close();
+  await server.mongo.stop();
+  return { heapMb, cacheMb: cacheMB, usedMb: used, liveMb: liveKb / 1024 };
+}
+
+async function main(): Promise<void> {
+  await fill();
+  await compact();
+  const file = await fileMb();
+  const whole = await opened(Math.floor(Math.min(totalmem() / 2 / MB, 512 + 3 * file)));
+  if (whole.usedMb >= whole.cacheMb * 0.9) {
+    console.error(`the store did not fit a ${whole.heapMb} MB heap's cache: no whole figure`);
+    process.exit(1);
+  }
+  const rule = await opened(embeddedMongoHeapMb(file * MB));
+  const mb = (n: number) => Math.round(n).toLocaleString('en-US');
+  console.log(
+    [
+      `${RECORDS.toLocaleString('en-US')} sealed records with their leaves, a ${mb(file)} MB file:`,
+      '',
+      '| Heap | Cache | In the cache | Of the whole store | Live heap after a full collection |',
+      '| ---: | ---: | ---: | ---: | ---: |',
+      ...[whole, rule].map(
+        (r) =>
+          `| ${mb(r.heapMb)} MB | ${mb(r.cacheMb)} MB | ${mb(r.usedMb)} MB (${(r.usedMb / file).toFixed(2)}× the file) | ${Math.round((100 * r.usedMb) / whole.usedMb)} % | ${mb(r.liveMb)} MB |`,
+      ),
+      '',
+      `The first row's heap holds the whole store; the second is the one tools/stack.ts gives this file.`,
+    ].join('\n'),
+  );
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
