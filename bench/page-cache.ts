@@ -7,8 +7,8 @@
  *
  * 1. The store: `--records` sealed `threat.hit` records over 100 accounts, each with its Merkle
  *    leaf, under every index the service declares; filled once (minutes at a million) and kept in
- *    the data folder for later runs, then opened again and left at rest until compaction stops
- *    shrinking the file.
+ *    the data folder for later runs (a fill cut short is started over), then opened again and
+ *    left at rest until compaction is done.
  * 2. Whole: the server started with a heap far larger than the store; once the cache warmer has
  *    read every map (the cache's use stops growing), what the whole store takes in the cache.
  * 3. As started: the heap the rule gives this file; what the warmer put in the cache (it stops at
@@ -17,7 +17,7 @@
  *    would let the cache outgrow the heap.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -47,6 +47,7 @@ if (!Number.isInteger(RECORDS) || RECORDS < 1000) {
 }
 const DATA_DIR = resolve(values['data-dir'], `records-${RECORDS}`);
 const STORE_FILE = join(DATA_DIR, 'mongo-server', 'data.mv.db');
+const FILLED = join(DATA_DIR, 'filled');
 const ACCOUNTS = 100;
 const BATCH = 1000;
 const MB = 2 ** 20;
@@ -80,10 +81,12 @@ async function steady<T>(read: () => Promise<T>, everyMs: number, times: number,
 }
 
 async function fill(): Promise<void> {
-  if (await stat(STORE_FILE).catch(() => null)) {
+  if (await stat(FILLED).catch(() => null)) {
     log(`the store of ${RECORDS} records is in ${DATA_DIR} already`);
     return;
   }
+  // A fill cut short is started over: only a whole one leaves the mark.
+  await rm(DATA_DIR, { recursive: true, force: true });
   await mkdir(DATA_DIR, { recursive: true });
   const server = await startEmbeddedServer(DATA_DIR);
   await ensureIndexes(server.db, ALL_INDEXES);
@@ -107,6 +110,7 @@ async function fill(): Promise<void> {
   }
   await server.client.close();
   await server.mongo.stop();
+  await writeFile(FILLED, `${RECORDS}\n`);
 }
 
 /**
