@@ -15,12 +15,10 @@ import {
   startPublicListeners,
   type PublicListeners,
 } from '../../src/canaries/listeners/public-listeners';
-import { threatLogView } from '../../src/canaries/threats.routes';
 import { createKey } from '../support/accounts';
 import { launchChromium } from '../support/browser';
 import { bearer, canaryAccounts } from '../support/canary-accounts';
 import { runWithCanaryDns } from '../support/canary-dns';
-import { until } from '../support/process-stack';
 import { Receiver } from '../support/receiver';
 import { createTestApp, testConfig, testLogger, type TestApp } from '../support/test-app';
 import { startTestWorker } from '../support/test-worker';
@@ -86,25 +84,6 @@ afterAll(async () => {
   await receiver.stop();
   await t.close();
 });
-
-/** The canary's hits as the threat log shows them. */
-/**
- * A canary's hits once there are any: the alert goes out as soon as its event exists, while the
- * hits are still being sealed and logged (docs/canaries.md), so it can arrive a moment before them.
- */
-async function hitsOf(who: Parameters<typeof bearer>[0], canaryId: string) {
-  return until(
-    `hits of ${canaryId} in the threat log`,
-    async () => {
-      const res = await request(t.app)
-        .get(`/api/threat-log?canary_id=${canaryId}`)
-        .set(bearer(who));
-      const { hits } = threatLogView.parse(res.body);
-      return hits.length ? hits : undefined;
-    },
-    15_000,
-  );
-}
 
 /** A canary's artifact as its owner downloads it. */
 async function download(
@@ -202,7 +181,7 @@ describe('a fast redirect canary', () => {
       memo: 'fast_redirect in the test',
       attacker: { ip: '127.0.0.1' },
     });
-    const hits = await hitsOf(who, canary.canary_id);
+    const hits = await accounts.hitsOf(who, canary.canary_id);
     expect(hits).toHaveLength(1);
     expect(hits[0]!.source).toMatchObject({
       via: 'url',
@@ -231,7 +210,7 @@ describe('a slow redirect canary', () => {
     await page.close();
     const [alert] = await accounts.alertsAt(path);
     expect(alert!.data).toMatchObject({ canaryId: canary.canary_id, platform: 'web browser' });
-    const hits = await hitsOf(who, canary.canary_id);
+    const hits = await accounts.hitsOf(who, canary.canary_id);
     expect(hits).toHaveLength(1);
     expect(hits[0]!.source.user_agent).toMatch(
       /Chrome\/.* \[tz=Europe\/Berlin; lang=de-DE; screen=\d+x\d+; platform=Linux[^;]*; cores=\d+\]$/,
@@ -279,7 +258,7 @@ describe('a cloned website canary', () => {
         canaryKind: 'cloned_website',
         platform: 'web browser',
       });
-      const hits = await hitsOf(who, canary.canary_id);
+      const hits = await accounts.hitsOf(who, canary.canary_id);
       expect(hits).toHaveLength(1);
     } finally {
       await new Promise((resolve) => site.close(resolve));
@@ -310,7 +289,7 @@ describe('a web image canary', () => {
 
     const [alert] = await accounts.alertsAt(path);
     expect(alert!.data).toMatchObject({ canaryId: canary.canary_id, platform: 'web browser' });
-    expect(await hitsOf(who, canary.canary_id)).toHaveLength(1);
+    expect(await accounts.hitsOf(who, canary.canary_id)).toHaveLength(1);
   });
 
   it('when a token nobody planted is loaded, then it gets the transparent GIF a default image canary serves', async () => {
@@ -343,7 +322,7 @@ describe('a QR code canary', () => {
     expect(phone.status).toBe(200);
     const [alert] = await accounts.alertsAt(path);
     expect(alert!.data).toMatchObject({ canaryId: canary.canary_id, memo: 'sticker on rack 12' });
-    expect(await hitsOf(who, canary.canary_id)).toHaveLength(1);
+    expect(await accounts.hitsOf(who, canary.canary_id)).toHaveLength(1);
   });
 });
 
@@ -369,7 +348,7 @@ describe('an SVN repository canary', () => {
     expect(readFileSync(join(dir, 'wc/README.md'), 'utf8')).toContain('deploy-scripts');
     const [alert] = await accounts.alertsAt(path);
     expect(alert!.data).toMatchObject({ canaryId: canary.canary_id, platform: 'SVN' });
-    const hits = await hitsOf(who, canary.canary_id);
+    const hits = await accounts.hitsOf(who, canary.canary_id);
     expect(hits[0]!.source.user_agent).toMatch(/^SVN\/1\.14/);
     expect(new Set(hits.map((h) => h.threat_event_id)).size).toBe(1);
   });
@@ -404,8 +383,8 @@ describe('Word and Excel document canaries', () => {
       [word.canary_id, excel.canary_id].sort(),
     );
     for (const alert of alerts) expect(alert.data.platform).toBe('LibreOffice');
-    expect(await hitsOf(who, word.canary_id)).toHaveLength(1);
-    expect(await hitsOf(who, excel.canary_id)).toHaveLength(1);
+    expect(await accounts.hitsOf(who, word.canary_id)).toHaveLength(1);
+    expect(await accounts.hitsOf(who, excel.canary_id)).toHaveLength(1);
     // And the documents opened cleanly: their text made it into the PDFs.
     const { stdout } = await run('pdftotext', [
       join(dir, 'pdf', word.artifact!.filename.replace(/\.docx$/, '.pdf')),
@@ -448,7 +427,7 @@ describe('a log4shell canary', () => {
       platform: `Log4j on ${host}`,
       attacker: { ip: '' },
     });
-    const [hit, ...more] = await hitsOf(who, canary.canary_id);
+    const [hit, ...more] = await accounts.hitsOf(who, canary.canary_id);
     expect(hit!.source).toMatchObject({
       via: 'dns',
       resolver: { name: expect.stringMatching(new RegExp(`^x${host}\\.l4j\\.`)) },
@@ -654,7 +633,7 @@ describe('a WireGuard canary', () => {
       memo: 'admin laptop',
       attacker: { ip: '127.0.0.1' },
     });
-    const [hit] = await hitsOf(who, canary.canary_id);
+    const [hit] = await accounts.hitsOf(who, canary.canary_id);
     expect(hit!.source).toMatchObject({ via: 'wireguard', ip: '127.0.0.1' });
   }, 360_000);
 

@@ -16,8 +16,9 @@ import {
   startPublicListeners,
   type PublicListeners,
 } from '../../src/canaries/listeners/public-listeners';
-import { threatEventListView, threatLogView } from '../../src/canaries/threats.routes';
+import { threatEventListView } from '../../src/canaries/threats.routes';
 import { bearer, canaryAccounts } from '../support/canary-accounts';
+import { until } from '../support/process-stack';
 import { Receiver } from '../support/receiver';
 import { createTestApp, testConfig, testLogger, type TestApp } from '../support/test-app';
 import { startTestWorker } from '../support/test-worker';
@@ -72,14 +73,20 @@ afterAll(async () => {
 
 /** The sealed hit behind an alert checks out publicly, and the canary counts it. */
 async function expectSealedAndCounted(who: Parameters<typeof bearer>[0], canaryId: string) {
-  const log = threatLogView.parse(
-    (await request(t.app).get(`/api/threat-log?canary_id=${canaryId}`).set(bearer(who))).body,
-  );
-  const [hit] = log.hits;
+  const hits = await accounts.hitsOf(who, canaryId);
+  const [hit] = hits;
   const sealed = await request(t.app).get(`/api/verify/${hit!.evidence.content_hash}`);
   expect(sealed.body).toMatchObject({ exists: true, intact: true });
-  const canary = await request(t.app).get(`/api/canaries/${canaryId}`).set(bearer(who));
-  expect(canary.body).toMatchObject({ hit_count: log.hits.length, last_hit_at: hit!.at });
+  // The canary's tally is written just after the hit log.
+  const canary = await until(
+    `${canaryId} counts its hits`,
+    async () => {
+      const res = await request(t.app).get(`/api/canaries/${canaryId}`).set(bearer(who));
+      return res.body.hit_count === hits.length ? (res.body as object) : undefined;
+    },
+    15_000,
+  );
+  expect(canary).toMatchObject({ hit_count: hits.length, last_hit_at: hit!.at });
   return hit!;
 }
 

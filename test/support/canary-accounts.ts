@@ -3,7 +3,9 @@ import request from 'supertest';
 import { alertPayloadSchema, type AlertPayload } from '../../src/alerts/payload';
 import { verifyWebhookSignature } from '../../src/alerts/webhook-signature';
 import { canaryView } from '../../src/canaries/canaries.routes';
+import { threatLogView } from '../../src/canaries/threats.routes';
 import { signUpAndLogIn, type SignedIn } from './accounts';
+import { until } from './process-stack';
 import type { Receiver } from './receiver';
 
 const SECRET = 'canary-test-webhook-secret';
@@ -31,6 +33,25 @@ export function canaryAccounts(app: Express, receiver: Receiver) {
         .send({ kind, memo: `${kind} in the test`, ...extra });
       if (res.status !== 201) throw new Error(`plant: ${res.status} ${res.text}`);
       return canaryView.parse(res.body);
+    },
+
+    /**
+     * A canary's hits once there are any: the alert goes out as soon as its event exists, while
+     * the hits are still being sealed and logged (docs/canaries.md), so it can arrive a moment
+     * before them.
+     */
+    async hitsOf(who: SignedIn, canaryId: string) {
+      return until(
+        `hits of ${canaryId} in the threat log`,
+        async () => {
+          const res = await request(app)
+            .get(`/api/threat-log?canary_id=${canaryId}`)
+            .set(bearer(who));
+          const { hits } = threatLogView.parse(res.body);
+          return hits.length ? hits : undefined;
+        },
+        15_000,
+      );
     },
 
     /** The alerts at a receiver path, each with its signature verified, once `count` arrived. */
