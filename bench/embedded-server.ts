@@ -19,7 +19,7 @@
  * table's `database CPU` is that server's, all its threads; the latencies are one alert's writes.
  */
 import { execFileSync } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,6 +38,7 @@ import {
 } from './support/embedded-servers';
 import { timedSteps } from './support/latency';
 import { printComparison } from './support/rounds';
+import { randomHash } from './support/sealed-records';
 
 const { values } = parseArgs({
   options: {
@@ -56,8 +57,6 @@ if (typeof values.against !== 'string' || !Number.isInteger(ALERTS) || ALERTS < 
   process.exit(2);
 }
 const against = values.against;
-
-const hex = () => randomBytes(32).toString('hex');
 
 interface Server extends EmbeddedServer {
   seqs: Map<string, number>;
@@ -97,8 +96,8 @@ async function alertWrites(server: Server, n: number): Promise<void> {
           status: 200,
           error: null,
         },
-        contentHash: hex(),
-        prevHash: hex(),
+        contentHash: randomHash(),
+        prevHash: randomHash(),
         sealedAt: now,
       },
     ],
@@ -106,12 +105,12 @@ async function alertWrites(server: Server, n: number): Promise<void> {
   );
   await db
     .collection('evidence_leaves')
-    .insertOne({ _id: server.leaves++ as never, logId, accountId, seq, hash: hex() });
+    .insertOne({ _id: server.leaves++ as never, logId, accountId, seq, hash: randomHash() });
   await db
     .collection('evidence_heads')
     .updateMany(
       { _id: accountId as never },
-      { $set: { seq, hash: hex(), logId } },
+      { $set: { seq, hash: randomHash(), logId } },
       { upsert: true, writeConcern: { journal: true } },
     );
   await db.collection('alert_deliveries').updateOne(

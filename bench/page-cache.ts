@@ -46,14 +46,12 @@ if (!Number.isInteger(RECORDS) || RECORDS < 1000) {
   process.exit(2);
 }
 const DATA_DIR = resolve(values['data-dir'], `records-${RECORDS}`);
-const STORE_FILE = join(DATA_DIR, 'mongo-server', 'data.mv.db');
 const FILLED = join(DATA_DIR, 'filled');
 const ACCOUNTS = 100;
 const BATCH = 1000;
 const MB = 2 ** 20;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const fileMb = async () => (await stat(STORE_FILE)).size / MB;
 
 async function storeStatus(server: EmbeddedServer) {
   const status = await server.client.db('admin').command({ serverStatus: 1 });
@@ -115,14 +113,14 @@ async function fill(): Promise<void> {
 
 /**
  * The server at rest until compaction is done: the file's size and how full it and its chunks are
- * unchanged for two minutes (a pass can grow the file before it cuts it).
+ * unchanged for two minutes (a pass can grow the file before it cuts it); the file's size then.
  */
-async function compact(): Promise<void> {
+async function compact(): Promise<number> {
   const server = await startEmbeddedServer(DATA_DIR);
-  await steady(
+  const { fileBytes } = await steady(
     async () => {
       const { fileBytes, fileFillPercent, chunksFillPercent } = await storeStatus(server);
-      return { fileMb: Math.round(fileBytes / MB), fileFillPercent, chunksFillPercent };
+      return { fileBytes, fileFillPercent, chunksFillPercent };
     },
     30_000,
     4,
@@ -130,6 +128,7 @@ async function compact(): Promise<void> {
   );
   await server.client.close();
   await server.mongo.stop();
+  return fileBytes;
 }
 
 /** Once the cache's use stops growing: the file, the cache and its use, and the live heap. */
@@ -156,8 +155,7 @@ async function opened(heapMb: number) {
 
 async function main(): Promise<void> {
   await fill();
-  await compact();
-  const file = await fileMb();
+  const file = (await compact()) / MB;
   const whole = await opened(Math.floor(Math.min(totalmem() / 2 / MB, 512 + 3 * file)));
   if (whole.usedMb >= whole.cacheMb * 0.9) {
     console.error(`the store did not fit a ${whole.heapMb} MB heap's cache: no whole figure`);

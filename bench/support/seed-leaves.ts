@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { leavesIndexes, type LeafDoc } from '../../src/evidence/log/log-leaves';
+import { randomHash } from './sealed-records';
 
 /**
  * Appends `count` leaves of random content hashes after the log's end, 10,000 at a time, straight
@@ -15,7 +15,7 @@ export async function seedLeaves(db: Db, start: number, count: number): Promise<
       logId: `evd_bench_${start + done + i}`,
       accountId: 'usr_bench',
       seq: done + i + 1,
-      contentHash: randomBytes(32).toString('hex'),
+      contentHash: randomHash(),
     }));
     await leaves.insertMany(docs, { ordered: false });
   }
