@@ -11,7 +11,9 @@
  * 1. Writes: `--writes` single inserts of 275-byte documents (random `_id`s), then one `$inc` of
  *    each, every one acknowledged only once on disk (`j: true`; PostgreSQL: a synced commit). The
  *    store's size after each phase and after `--idle` seconds without writes, against the logical
- *    data (the documents' BSON bytes), and the bytes the server process wrote to the disk per call.
+ *    data (the documents' BSON bytes), the bytes the server process wrote to the disk per call, and
+ *    each call's CPU in the server (the embedded server's whole process; PostgreSQL's backend) and
+ *    in this client.
  *    Then one more `$inc` of each without `j` (PostgreSQL: `synchronous_commit=off`), the plain
  *    write most of the service's are. `--warmup` writes of each kind go first, in a collection
  *    dropped before the measured ones.
@@ -41,6 +43,8 @@
  *    counter `$inc` and a `j: true` evidence append), the store file and the server's resident
  *    memory once a minute, against the documents' BSON bytes.
  *
+ * The report starts with the machine's load average before and after the run.
+ *
  * The largest size is the one the flatness goal is about: `--sizes 1000,100000,1000000` fills
  * 1,000,000 documents once (minutes) and keeps them in the data folder for later runs.
  */
@@ -48,12 +52,13 @@ import { spawnSync } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
 import { chownSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { BSON, MongoClient } from 'mongodb';
 import { Client } from 'pg';
 import { freePort, startLocalMongo, type LocalMongo } from '../tools/stack';
+import { loadLine } from './support/load';
 
 const { values } = parseArgs({
   options: {
@@ -252,6 +257,27 @@ async function timed(n: number, op: (i: number) => Promise<unknown>): Promise<nu
   return ms;
 }
 
+/**
+ * `timed`, with the CPU each call cost on average in µs: the server process's (`cpuNs`) and this
+ * client's (its driver, serialisation and event loop).
+ */
+async function timedCpu(n: number, op: (i: number) => Promise<unknown>, serverPid: number) {
+  const [server, client] = [cpuNs(serverPid), process.cpuUsage()];
+  const ms = await timed(n, op);
+  const spent = process.cpuUsage(client);
+  return {
+    ms,
+    cpu: {
+      server: (cpuNs(serverPid) - server) / 1e3 / n,
+      client: (spent.user + spent.system) / n,
+    },
+  };
+}
+
+/** The process of PostgreSQL's that serves this connection. */
+const backendPid = async (client: Client) =>
+  (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+
 function shuffled(n: number): number[] {
   const order = Array.from({ length: n }, (_, i) => i);
   for (let i = n - 1; i > 0; i--) {
@@ -297,6 +323,7 @@ async function writes(mongo: Mongo, pg: Client): Promise<string[]> {
   await collection.drop().catch(() => {});
   await pg.query(`DROP TABLE IF EXISTS writes; ${pgTable('writes')}`);
   const pid = mongo.server.process.child.pid!;
+  const pgBackend = await backendPid(pg);
   const sizes = async () => ({
     mongo: await folderBytes(mongo.folder),
     pg: Number(
@@ -310,12 +337,16 @@ async function writes(mongo: Mongo, pg: Client): Promise<string[]> {
    */
   const phase = async (mongoOp: (i: number) => Promise<unknown>, pgOp: typeof mongoOp) => {
     const mongoBefore = bytesWritten(pid);
-    const mongoMs = await timed(WRITES, mongoOp);
+    const mongo = await timedCpu(WRITES, mongoOp, pid);
     const mongoBytes = bytesWritten(pid) - mongoBefore;
     const pgBefore = await pgBytesWritten(pg);
-    const pgMs = await timed(WRITES, pgOp);
+    const postgres = await timedCpu(WRITES, pgOp, pgBackend);
     const pgBytes = (await pgBytesWritten(pg)) - pgBefore;
-    return { ms: { mongo: mongoMs, pg: pgMs }, bytes: { mongo: mongoBytes, pg: pgBytes } };
+    return {
+      ms: { mongo: mongo.ms, pg: postgres.ms },
+      cpu: { mongo: mongo.cpu, pg: postgres.cpu },
+      bytes: { mongo: mongoBytes, pg: pgBytes },
+    };
   };
 
   const inserts = await phase(
@@ -347,12 +378,13 @@ async function writes(mongo: Mongo, pg: Client): Promise<string[]> {
   const row = (engine: 'mongo' | 'pg', name: string) =>
     `| ${name} | ${pct(inserts.ms[engine], 0.5).toFixed(2)} | ${pct(updates.ms[engine], 0.5).toFixed(2)} | ` +
     `${pct(plain.ms[engine], 0.5).toFixed(2)} | ` +
+    `${[inserts, updates, plain].map((p) => `${p.cpu[engine].server.toFixed(0)} / ${p.cpu[engine].client.toFixed(0)}`).join(' | ')} | ` +
     `${kb(inserts.bytes[engine] / WRITES)} | ${kb(updates.bytes[engine] / WRITES)} | ` +
     `${mb(inserted[engine])} | ${mb(updated[engine])} | ${mb(idle[engine])} | ` +
     `**${(idle[engine] / logical).toFixed(1)}×** |`;
   return [
-    `| ${WRITES} single inserts, then one \`$inc\` of each (${mb(logical)} MB of documents), synced; then another \`$inc\` of each, not synced | insert p50 ms | update p50 ms | unsynced update p50 ms | KB written per insert | KB written per update | MB after inserts | MB after updates | MB after ${IDLE_S} s idle | idle / data |`,
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    `| ${WRITES} single inserts, then one \`$inc\` of each (${mb(logical)} MB of documents), synced; then another \`$inc\` of each, not synced | insert p50 ms | update p50 ms | unsynced update p50 ms | insert CPU µs, server / client | update CPU µs, server / client | unsynced update CPU µs, server / client | KB written per insert | KB written per update | MB after inserts | MB after updates | MB after ${IDLE_S} s idle | idle / data |`,
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     row('mongo', `${mongoName} (\`j: true\`; then no \`j\`)`),
     row('pg', 'PostgreSQL 15 (table + indexes; then `synchronous_commit=off`)'),
   ];
@@ -422,7 +454,7 @@ async function bulk(folder: string, pg: Client): Promise<string[]> {
   const docs = mongo.client.db('bench').collection<Doc & { pad: string }>('bulk');
   await docs.createIndex({ account: 1, seq: 1 });
   await pg.query(`DROP TABLE IF EXISTS bulk; ${pgTable('bulk')}`);
-  const backend = (await pg.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+  const backend = await backendPid(pg);
   const fillStarted = performance.now();
   for (let i = 0; i < BULK; i += 1000) {
     const batch = Array.from({ length: Math.min(1000, BULK - i) }, (_, j) => bulkDoc(i + j));
@@ -663,6 +695,7 @@ async function settled(mongo: Mongo, limitS = 300): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  const loadBefore = loadavg();
   const dataDir = resolve(values['data-dir']);
   await mkdir(dataDir, { recursive: true });
   const pg = await startPostgres();
@@ -717,8 +750,6 @@ async function main(): Promise<void> {
     // A connection, and so a backend process, per size: each backend's CPU is its size's reads'.
     const pgSmall = await pg.connect();
     const pgLarge = await pg.connect();
-    const backend = async (client: Client) =>
-      (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
     try {
       await settled(small);
       await settled(large);
@@ -726,8 +757,8 @@ async function main(): Promise<void> {
         {
           mongoSmall: { pid: small.server.process.child.pid!, reads: mongoReads(small) },
           mongoLarge: { pid: large.server.process.child.pid!, reads: mongoReads(large) },
-          pgSmall: { pid: await backend(pgSmall), reads: pgReads(pgSmall, smallest) },
-          pgLarge: { pid: await backend(pgLarge), reads: pgReads(pgLarge, largest) },
+          pgSmall: { pid: await backendPid(pgSmall), reads: pgReads(pgSmall, smallest) },
+          pgLarge: { pid: await backendPid(pgLarge), reads: pgReads(pgLarge, largest) },
         },
         [smallest, largest],
       );
@@ -782,7 +813,7 @@ async function main(): Promise<void> {
       await pg.remove();
     }
   }
-  console.log('\n' + lines.join('\n'));
+  console.log(`\n> ${loadLine(loadBefore)}\n\n${lines.join('\n')}`);
 }
 
 void main().catch((err: unknown) => {

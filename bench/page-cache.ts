@@ -15,10 +15,13 @@
  *    90 % of the cache), that share of the whole store, and the live heap after a full collection
  *    (`jcmd GC.run`), beside the cache's own estimate of its pages: an estimate below the truth
  *    would let the cache outgrow the heap.
+ *
+ * Beside the memory: the fill's rate and the server's CPU per record (when this run fills), the
+ * server's CPU to warm each cache, and the load average.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
-import { totalmem } from 'node:os';
+import { loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ALL_INDEXES } from '../src/db/indexes';
@@ -31,6 +34,8 @@ import {
   startEmbeddedServer,
   type EmbeddedServer,
 } from './support/embedded-servers';
+import { processSeconds } from './support/cpu';
+import { loadLine } from './support/load';
 import { sealedHit } from './support/sealed-records';
 
 const { values } = parseArgs({
@@ -78,16 +83,19 @@ async function steady<T>(read: () => Promise<T>, everyMs: number, times: number,
   return value!;
 }
 
-async function fill(): Promise<void> {
+/** The fill's records a second and the server's CPU per record; null when the store was kept. */
+async function fill(): Promise<{ perSecond: number; cpuUs: number } | null> {
   if (await stat(FILLED).catch(() => null)) {
     log(`the store of ${RECORDS} records is in ${DATA_DIR} already`);
-    return;
+    return null;
   }
   // A fill cut short is started over: only a whole one leaves the mark.
   await rm(DATA_DIR, { recursive: true, force: true });
   await mkdir(DATA_DIR, { recursive: true });
   const server = await startEmbeddedServer(DATA_DIR);
   await ensureIndexes(server.db, ALL_INDEXES);
+  const pid = server.mongo.process.child.pid!;
+  const cpuBefore = processSeconds(pid);
   const started = Date.now();
   for (let seq = 0; seq < RECORDS;) {
     const records = Array.from({ length: Math.min(BATCH, RECORDS - seq) }, () => {
@@ -106,9 +114,14 @@ async function fill(): Promise<void> {
     );
     if (seq % 100_000 === 0) log(`filled ${seq} in ${Math.round((Date.now() - started) / 1000)} s`);
   }
+  const filled = {
+    perSecond: RECORDS / ((Date.now() - started) / 1000),
+    cpuUs: ((processSeconds(pid) - cpuBefore) * 1e6) / RECORDS,
+  };
   await server.client.close();
   await server.mongo.stop();
   await writeFile(FILLED, `${RECORDS}\n`);
+  return filled;
 }
 
 /**
@@ -131,9 +144,13 @@ async function compact(): Promise<number> {
   return fileBytes;
 }
 
-/** Once the cache's use stops growing: the file, the cache and its use, and the live heap. */
+/**
+ * Once the cache's use stops growing: the file, the cache and its use, the server's CPU seconds
+ * until then (the warming, the polls' idle tail adding next to nothing), and the live heap.
+ */
 async function opened(heapMb: number) {
   const server = await startEmbeddedServer(DATA_DIR, { heapMb });
+  const cpuBefore = processSeconds(server.mongo.process.child.pid!);
   const used = await steady(
     async () => (await storeStatus(server)).cacheUsedMB,
     5_000,
@@ -141,6 +158,7 @@ async function opened(heapMb: number) {
     'cache MB',
   );
   const { cacheMB } = await storeStatus(server);
+  const warmCpuS = processSeconds(server.mongo.process.child.pid!) - cpuBefore;
   const pid = String(server.mongo.process.child.pid);
   execFileSync('jcmd', [pid, 'GC.run']);
   const info = execFileSync('jcmd', [pid, 'GC.heap_info'], { encoding: 'utf8' });
@@ -150,11 +168,12 @@ async function opened(heapMb: number) {
   );
   await server.client.close();
   await server.mongo.stop();
-  return { heapMb, cacheMb: cacheMB, usedMb: used, liveMb: liveKb / 1024 };
+  return { heapMb, cacheMb: cacheMB, usedMb: used, warmCpuS, liveMb: liveKb / 1024 };
 }
 
 async function main(): Promise<void> {
-  await fill();
+  const loadBefore = loadavg();
+  const filled = await fill();
   const file = (await compact()) / MB;
   const whole = await opened(Math.floor(Math.min(totalmem() / 2 / MB, 512 + 3 * file)));
   if (whole.usedMb >= whole.cacheMb * 0.9) {
@@ -167,14 +186,19 @@ async function main(): Promise<void> {
     [
       `${RECORDS.toLocaleString('en-US')} sealed records with their leaves, a ${mb(file)} MB file:`,
       '',
-      '| Heap | Cache | In the cache | Of the whole store | Live heap after a full collection |',
-      '| ---: | ---: | ---: | ---: | ---: |',
+      `> ${loadLine(loadBefore)}`,
+      '',
+      '| Heap | Cache | In the cache | Of the whole store | Server CPU to warm it | Live heap after a full collection |',
+      '| ---: | ---: | ---: | ---: | ---: | ---: |',
       ...[whole, rule].map(
         (r) =>
-          `| ${mb(r.heapMb)} MB | ${mb(r.cacheMb)} MB | ${mb(r.usedMb)} MB (${(r.usedMb / file).toFixed(2)}× the file) | ${Math.round((100 * r.usedMb) / whole.usedMb)} % | ${mb(r.liveMb)} MB |`,
+          `| ${mb(r.heapMb)} MB | ${mb(r.cacheMb)} MB | ${mb(r.usedMb)} MB (${(r.usedMb / file).toFixed(2)}× the file) | ${Math.round((100 * r.usedMb) / whole.usedMb)} % | ${r.warmCpuS.toFixed(1)} s | ${mb(r.liveMb)} MB |`,
       ),
       '',
       `The first row's heap holds the whole store; the second is the one tools/stack.ts gives this file.`,
+      filled
+        ? `This run filled the store: ${mb(filled.perSecond)} records a second, ${filled.cpuUs.toFixed(0)} µs of the server's CPU per record (with its leaf).`
+        : 'The store was filled by an earlier run (its rate and CPU are in that run).',
     ].join('\n'),
   );
 }

@@ -6,8 +6,9 @@
  * sources (each recorded, sealed as evidence, and alerted once per storm through Temporal) and the
  * console's reads (canaries, threat events, dashboard, usage), with a new canary planted now and
  * then. Every `--sample-s` seconds: the database's files, the database server's resident memory,
- * the documents' own size (dbStats), how full the embedded store's chunks and file are, and the
- * requests answered in that interval with their p50/p99.
+ * the documents' own size (dbStats), how full the embedded store's chunks and file are, the
+ * requests answered in that interval with their p50/p99, the CPU each part of the stack spent per
+ * request answered (the API and this client share this process), and the load average.
  *
  *   npm run bench:service-soak -- [--minutes 10] [--rate 25] [--sample-s 60]
  *
@@ -18,8 +19,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { loadavg } from 'node:os';
 import { MongoClient } from 'mongodb';
+import { cpuBetween } from './support/cpu';
 import { pct } from './support/latency';
+import { loadLine } from './support/load';
 import { startWorkerStack } from './support/worker-stack';
 import { startInProcessApi } from './support/in-process-api';
 
@@ -121,10 +125,14 @@ async function main(): Promise<void> {
       return path.slice('/api/'.length);
     };
 
+    const cpu = stack.cpu();
+    const parts = cpu.parts();
     const rows = [
-      `| Service soak, ${RATE} requests/s | store files MB | documents MB (dbStats) | files ÷ documents | chunks / file in use % | database RSS MB | requests | errors | p50 ms | p99 ms | p50 ms by request |`,
-      '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+      `| Service soak, ${RATE} requests/s | store files MB | documents MB (dbStats) | files ÷ documents | chunks / file in use % | database RSS MB | requests | errors | p50 ms | p99 ms | p50 ms by request | ${parts.map((p) => `${p === 'api' ? 'API and client' : p} CPU ms/request`).join(' | ')} | load (1 min) |`,
+      `|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|${'---:|'.repeat(parts.length + 1)}`,
     ];
+    const loadBefore = loadavg();
+    let cpuBefore = cpu.read();
     let latencies: number[] = [];
     let byKind = new Map<string, number[]>();
     let errors = 0;
@@ -136,6 +144,11 @@ async function main(): Promise<void> {
       const fill = await storeFill();
       const filesMb = database ? await folderMb(database.dbPath) : undefined;
       const sorted = [...latencies].sort((a, b) => a - b);
+      const cpuNow = cpu.read();
+      const spent = cpuBetween(cpuBefore, cpuNow);
+      cpuBefore = cpuNow;
+      const perRequest = (seconds: number) =>
+        sorted.length ? ((seconds * 1000) / sorted.length).toFixed(2) : '—';
       const row =
         `| ${label} | ${filesMb?.toFixed(1) ?? '—'} | ${(dataSize / 1e6).toFixed(1)} | ` +
         `${filesMb !== undefined && dataSize > 0 ? (filesMb / (dataSize / 1e6)).toFixed(1) : '—'} | ` +
@@ -151,7 +164,8 @@ async function main(): Promise<void> {
                 50,
               ).toFixed(0)}`,
           )
-          .join(', ')} |`;
+          .join(', ')} | ` +
+        `${parts.map((p) => perRequest(spent.get(p) ?? 0)).join(' | ')} | ${loadavg()[0]!.toFixed(2)} |`;
       rows.push(row);
       console.error(row + (lastError ? ` (last error: ${lastError})` : ''));
       latencies = [];
@@ -191,7 +205,7 @@ async function main(): Promise<void> {
       }
     }
     while (inFlight > 0) await new Promise((r) => setTimeout(r, 50));
-    console.log(`\n${rows.join('\n')}`);
+    console.log(`\n> ${loadLine(loadBefore)}\n\n${rows.join('\n')}`);
   } finally {
     await stats.close();
     await inProcess.stop();

@@ -8,6 +8,7 @@ import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { cpuBetween, type Part, type StackCpu } from './cpu';
 import { pct } from './latency';
+import { loadLine } from './load';
 
 /** What `interleave` reads CPU from: a `StackCpu`, or parts summed over several (a group of workers). */
 export type CpuMeter = Pick<StackCpu, 'read' | 'parts'>;
@@ -270,7 +271,6 @@ export function printComparison(
   { rows, rounds, parts, resolved, resolving, load, oneOff }: Comparison,
   { unit = 'ms' }: { unit?: 'ms' | 'µs' } = {},
 ): void {
-  const loads = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
   const scale = unit === 'µs' ? 1000 : 1;
   const fixed = (value: number | null, digits: number) =>
     value === null ? '–' : (value * scale).toFixed(digits);
@@ -278,7 +278,7 @@ export function printComparison(
     ? 'one run (a one-off: nothing to take turns with)'
     : `median of ${rounds} interleaved rounds (${resolving.length < 3 ? `${resolving.join(' and ')} vs baseline ` : ''}${resolved ? 'resolved' : 'NOT resolved'} to ±${(roundOptions.tolerance * 100).toFixed(0)} % between runs)`;
   console.log(`\n> ${title}`);
-  console.log(`> ${how}; load average ${loads(load.before)} before, ${loads(load.after)} after\n`);
+  console.log(`> ${how}; ${loadLine(load.before, load.after)}\n`);
   console.log(
     `| Variant | ops/s | p50 ${unit} | p99 ${unit} | rate vs baseline | p50 vs baseline | ${parts.map((p) => `${p} CPU ${unit}/op`).join(' | ')} | all CPU ${unit}/op | CPU vs baseline | ± between runs |`,
   );
