@@ -1,14 +1,16 @@
 /**
- * Two projects: fast pure-logic unit tests, and integration tests against the real servers (with
- * the console's browser tests, which need the same servers).
+ * Four projects: fast pure-logic unit tests; integration tests against the real servers (with the
+ * console's browser tests, which need the same servers); fault tests, which start their own
+ * servers and kill processes; and the production rehearsal. `npm test` runs them in two passes
+ * (tools/run-jest.mjs).
  */
 const transform = { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] };
 
 module.exports = {
   testTimeout: 60_000,
-  // On 2 cores Jest runs every file inside its own process, so one handle a test forgot to close
-  // (once a MongoDB client's 10 s heartbeat timer) kept the whole run alive after its summary until
-  // CI's time limit. Forgotten MongoDB clients now fail their file (leak-checking-environment.ts);
+  // With one worker Jest runs every file inside its own process, so one handle a test forgot to
+  // close (once a MongoDB client's 10 s heartbeat timer) kept the whole run alive after its summary
+  // until CI's time limit. Forgotten MongoDB clients now fail their file (leak-checking-environment.ts);
   // for any other kind of handle, exit once the results are in.
   forceExit: true,
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
