@@ -30,6 +30,7 @@ import type { ReadyAlertInput } from '../workflows/shared';
 import { pool } from './support/latency';
 import { interleave, printComparison, roundOptions, type Variant } from './support/rounds';
 import { databaseSettler, warmUp } from './support/warm-up';
+import { storeStatus } from './support/store-status';
 import { startWorkerStack } from './support/worker-stack';
 
 const { values } = parseArgs({
@@ -149,9 +150,7 @@ async function main(): Promise<void> {
     }
 
     // The database's own count of synced (journaled) commits, each an fsync of its file.
-    const syncs = async () =>
-      ((await db.admin().command({ serverStatus: 1 })) as { tripwireStore?: { syncs: number } })
-        .tripwireStore?.syncs;
+    const syncs = async () => (await storeStatus(db))?.syncs;
     if ((await syncs()) !== undefined) {
       console.log('\n| Variant | database syncs per workflow |\n|---|---:|');
       for (const [name, run] of Object.entries(paths)) {

@@ -59,6 +59,7 @@ import { BSON, MongoClient } from 'mongodb';
 import { Client } from 'pg';
 import { freePort, startLocalMongo, type LocalMongo } from '../tools/stack';
 import { loadLine } from './support/load';
+import { storeStatus } from './support/store-status';
 
 const { values } = parseArgs({
   options: {
@@ -274,7 +275,7 @@ async function timedCpu(n: number, op: (i: number) => Promise<unknown>, serverPi
   };
 }
 
-/** The process of PostgreSQL's that serves this connection. */
+/** PostgreSQL's backend process serving this connection. */
 const backendPid = async (client: Client) =>
   (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
 
@@ -678,12 +679,7 @@ async function sample(
  * behind; at most `limitS` seconds. A server without the `tripwireStore` counters is taken as is.
  */
 async function settled(mongo: Mongo, limitS = 300): Promise<void> {
-  const syncs = async () =>
-    (
-      (await mongo.client.db('admin').command({ serverStatus: 1 })) as {
-        tripwireStore?: { syncs: number };
-      }
-    ).tripwireStore?.syncs;
+  const syncs = async () => (await storeStatus(mongo.client.db()))?.syncs;
   let last = await syncs();
   if (last === undefined) return;
   for (let still = 0, waited = 0; still < 5 && waited < limitS; waited++) {

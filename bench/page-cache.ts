@@ -21,6 +21,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -37,6 +38,7 @@ import {
 import { processSeconds } from './support/cpu';
 import { loadLine } from './support/load';
 import { sealedHit } from './support/sealed-records';
+import { storeStatus } from './support/store-status';
 
 const { values } = parseArgs({
   options: {
@@ -56,18 +58,8 @@ const ACCOUNTS = 100;
 const BATCH = 1000;
 const MB = 2 ** 20;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function storeStatus(server: EmbeddedServer) {
-  const status = await server.client.db('admin').command({ serverStatus: 1 });
-  return status.tripwireStore as {
-    cacheMB: number;
-    cacheUsedMB: number;
-    fileBytes: number;
-    fileFillPercent: number;
-    chunksFillPercent: number;
-  };
-}
+/** The store's counters (the benchmark runs only on the embedded server, which has them). */
+const statusOf = async (server: EmbeddedServer) => (await storeStatus(server.db))!;
 
 /** Polls `read` every `everyMs` until it answers the same `times` times in a row. */
 async function steady<T>(read: () => Promise<T>, everyMs: number, times: number, what: string) {
@@ -132,7 +124,7 @@ async function compact(): Promise<number> {
   const server = await startEmbeddedServer(DATA_DIR);
   const { fileBytes } = await steady(
     async () => {
-      const { fileBytes, fileFillPercent, chunksFillPercent } = await storeStatus(server);
+      const { fileBytes, fileFillPercent, chunksFillPercent } = await statusOf(server);
       return { fileBytes, fileFillPercent, chunksFillPercent };
     },
     30_000,
@@ -151,13 +143,8 @@ async function compact(): Promise<number> {
 async function opened(heapMb: number) {
   const server = await startEmbeddedServer(DATA_DIR, { heapMb });
   const cpuBefore = processSeconds(server.mongo.process.child.pid!);
-  const used = await steady(
-    async () => (await storeStatus(server)).cacheUsedMB,
-    5_000,
-    3,
-    'cache MB',
-  );
-  const { cacheMB } = await storeStatus(server);
+  const used = await steady(async () => (await statusOf(server)).cacheUsedMB, 5_000, 3, 'cache MB');
+  const { cacheMB } = await statusOf(server);
   const warmCpuS = processSeconds(server.mongo.process.child.pid!) - cpuBefore;
   const pid = String(server.mongo.process.child.pid);
   execFileSync('jcmd', [pid, 'GC.run']);

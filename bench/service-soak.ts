@@ -24,6 +24,7 @@ import { MongoClient } from 'mongodb';
 import { cpuBetween } from './support/cpu';
 import { pct } from './support/latency';
 import { loadLine } from './support/load';
+import { storeStatus } from './support/store-status';
 import { startWorkerStack } from './support/worker-stack';
 import { startInProcessApi } from './support/in-process-api';
 
@@ -77,12 +78,7 @@ async function main(): Promise<void> {
   const database = databaseProcess(new URL(config.MONGODB_URI).port);
   const stats = new MongoClient(config.MONGODB_URI);
   /** How full the embedded server's chunks and file are (its serverStatus); mongod has no such. */
-  const storeFill = async () =>
-    (
-      (await stats.db('admin').command({ serverStatus: 1 })) as {
-        tripwireStore?: { chunksFillPercent: number; fileFillPercent: number };
-      }
-    ).tripwireStore;
+  const storeFill = () => storeStatus(stats.db());
 
   try {
     await stack.ready();
