@@ -80,8 +80,11 @@ export interface Row {
   rateRatio: number;
   p50Ratio: number | null;
   cpuRatio: number;
-  /** How far another run's ratios would be expected to land from these (a fraction; 0 for the baseline). */
-  agreement: number;
+  /**
+   * How far another run's ratios would be expected to land from these (fractions), for each ratio
+   * resolved; empty for the baseline, and before three rounds.
+   */
+  agreement: Partial<Record<Ratio, number>>;
 }
 
 export interface Comparison {
@@ -179,7 +182,9 @@ export async function interleave(
       names
         .slice(1)
         .every((name) =>
-          agreementsOf(samples, names[0]!, name, resolve).every((a) => a <= options.tolerance),
+          Object.values(agreementsOf(samples, names[0]!, name, resolve)).every(
+            (a) => a <= options.tolerance,
+          ),
         );
   }
   const base = names[0]!;
@@ -200,12 +205,7 @@ export async function interleave(
       rateRatio: median(ratios.rate),
       p50Ratio: ratios.p50.length ? median(ratios.p50) : null,
       cpuRatio: finite(ratios.cpu).length ? median(finite(ratios.cpu)) : Number.NaN,
-      agreement:
-        name === base
-          ? 0
-          : rounds < 3
-            ? Number.NaN
-            : Math.max(...agreementsOf(samples, base, name, resolve)),
+      agreement: name === base || rounds < 3 ? {} : agreementsOf(samples, base, name, resolve),
     };
   });
   return {
@@ -253,14 +253,19 @@ function agreementsOf(
   base: string,
   name: string,
   resolve: Ratio[],
-): number[] {
+): Partial<Record<Ratio, number>> {
   const { rate, p50, cpu } = pairedRatios(samples, base, name);
   const ratios = { rate, p50, cpu: finite(cpu) };
-  return resolve
-    .map((r) => ratios[r])
-    .filter((r) => r.length)
-    .map(agreementOf);
+  return Object.fromEntries(
+    resolve.filter((r) => ratios[r].length).map((r) => [r, agreementOf(ratios[r])]),
+  );
 }
+
+/** `rate ±12 % · CPU ±6 %`: each resolved ratio's expected difference between runs. */
+const agreementLine = (agreement: Partial<Record<Ratio, number>>) =>
+  Object.entries(agreement)
+    .map(([ratio, a]) => `${ratio === 'cpu' ? 'CPU' : ratio} ±${(a * 100).toFixed(0)} %`)
+    .join(' · ') || '–';
 
 /**
  * The comparison as a Markdown table, with how it was taken. `unit` is that of the latencies and
@@ -285,7 +290,7 @@ export function printComparison(
   console.log(`|---|${'---:|'.repeat(parts.length + 8)}`);
   for (const r of rows) {
     console.log(
-      `| ${r.name} | ${r.rate.toFixed(1)} | ${fixed(r.p50, 1)} | ${fixed(r.p99, 1)} | ${(r.rateRatio * 100).toFixed(0)} % | ${r.p50Ratio === null ? '–' : `${r.p50Ratio.toFixed(2)}×`} | ${parts.map((p) => fixed(r.cpu.get(p) ?? 0, 2)).join(' | ')} | ${fixed(r.cpuAll, 2)} | ${Number.isNaN(r.cpuRatio) ? '–' : `${r.cpuRatio.toFixed(2)}×`} | ${r.name === rows[0]!.name ? 'baseline' : Number.isNaN(r.agreement) ? '–' : `${(r.agreement * 100).toFixed(0)} %`} |`,
+      `| ${r.name} | ${r.rate.toFixed(1)} | ${fixed(r.p50, 1)} | ${fixed(r.p99, 1)} | ${(r.rateRatio * 100).toFixed(0)} % | ${r.p50Ratio === null ? '–' : `${r.p50Ratio.toFixed(2)}×`} | ${parts.map((p) => fixed(r.cpu.get(p) ?? 0, 2)).join(' | ')} | ${fixed(r.cpuAll, 2)} | ${Number.isNaN(r.cpuRatio) ? '–' : `${r.cpuRatio.toFixed(2)}×`} | ${r.name === rows[0]!.name ? 'baseline' : agreementLine(r.agreement)} |`,
     );
   }
 }
