@@ -144,7 +144,12 @@ export function firstAttempts({
     );
     const retried = results.filter((result) => byDelivery[result.deliveryId]?.verdict === 'retry');
     if (!retried.length) {
-      const recorded = await landed(() => outcomes.record(alert, results, byDelivery, sealWith));
+      const recorded = await landed(() =>
+        outcomes.record(alert, results, byDelivery, {
+          sealWith,
+          read: (channelId) => read.sending(channelId).channel ?? null,
+        }),
+      );
       return { targets, reports, recorded: recorded ? 'outcomes' : 'none' };
     }
     const recorded = await landed(async () => {

@@ -138,8 +138,15 @@ export class AlertOutcomes {
     results: ChannelResult[],
     /** By delivery id: the last attempt's report, not recorded yet. */
     lastAttempts: Record<string, AttemptReport>,
-    /** Sealed first in the same append (a threat alert's own entry): one synced write for all. */
-    sealWith: EvidenceInput[] = [],
+    {
+      sealWith = [],
+      read,
+    }: {
+      /** Sealed first in the same append (a threat alert's own entry): one synced write for all. */
+      sealWith?: EvidenceInput[];
+      /** The channels as read for these deliveries: a healthy one may need no write. */
+      read?: (channelId: string) => AlertChannel | null;
+    } = {},
   ): Promise<void> {
     const { accountId, workflowId, event, threatEventId, payload, resendOf, recovery } = alert;
     const now = new Date();
@@ -171,6 +178,7 @@ export class AlertOutcomes {
           .filter((result) => !isBuiltInChannel(result.channelId))
           .map((result) => ({
             channelId: result.channelId,
+            read: read?.(result.channelId),
             error:
               result.outcome === 'failed'
                 ? { message: result.error ?? 'failed', status: result.status ?? null, at: now }

@@ -103,9 +103,22 @@ const ENABLED_AGAIN = {
   disabledBy: null,
 };
 
+/** How exact a channel's `lastDeliveryAt` is: a healthy channel's is refreshed at most this often. */
+export const LAST_DELIVERY_RESOLUTION_MS = 60_000;
+
+/** Healthy, and delivered under `LAST_DELIVERY_RESOLUTION_MS` before `at`. */
+function deliveredRecently(channel: AlertChannel, at: Date): boolean {
+  return (
+    !channel.lastError &&
+    !channel.failingSince &&
+    channel.lastDeliveryAt !== null &&
+    at.getTime() - channel.lastDeliveryAt.getTime() < LAST_DELIVERY_RESOLUTION_MS
+  );
+}
+
 /**
  * Reads and writes name the owning account in their filter; only `ownerOf` and the worker's
- * `recordOutcome` (after a delivery, on no caller's behalf) go by id alone.
+ * `recordOutcomes` (after a delivery, on no caller's behalf) go by id alone.
  */
 export class ChannelsRepository {
   private readonly channels: Collection<ChannelDoc>;
@@ -200,15 +213,16 @@ export class ChannelsRepository {
    * After an alert's deliveries, in one write: success clears a channel's `lastError` and its
    * failing clock, failure sets the error and starts the clock if it is not running. Unscoped:
    * the worker records it on no caller's behalf, and the delivery already checked the channel's
-   * account.
+   * account. A success on a channel that was healthy when `read`, and last delivered under
+   * `LAST_DELIVERY_RESOLUTION_MS` before, changes nothing worth a write: a channel taking many
+   * alerts a minute is written about once a minute rather than once an alert.
    */
   async recordOutcomes(
-    outcomes: { channelId: string; error: ChannelError | null }[],
+    outcomes: { channelId: string; error: ChannelError | null; read?: AlertChannel | null }[],
     at: Date,
   ): Promise<void> {
-    if (!outcomes.length) return;
-    await this.channels.bulkWrite(
-      outcomes.flatMap(({ channelId, error }): AnyBulkWriteOperation<ChannelDoc>[] =>
+    const writes = outcomes.flatMap(
+      ({ channelId, error, read }): AnyBulkWriteOperation<ChannelDoc>[] =>
         error
           ? [
               { updateOne: { filter: { _id: channelId }, update: { $set: { lastError: error } } } },
@@ -219,17 +233,18 @@ export class ChannelsRepository {
                 },
               },
             ]
-          : [
-              {
-                updateOne: {
-                  filter: { _id: channelId },
-                  update: { $set: { lastError: null, lastDeliveryAt: at, failingSince: null } },
+          : read && deliveredRecently(read, at)
+            ? []
+            : [
+                {
+                  updateOne: {
+                    filter: { _id: channelId },
+                    update: { $set: { lastError: null, lastDeliveryAt: at, failingSince: null } },
+                  },
                 },
-              },
-            ],
-      ),
-      { ordered: false },
+              ],
     );
+    if (writes.length) await this.channels.bulkWrite(writes, { ordered: false });
   }
 
   /**

@@ -96,6 +96,10 @@ export const channelView = z
     lastError: z
       .object({ message: z.string(), status: z.number().int().nullable(), at: z.iso.datetime() })
       .nullable(),
+    /**
+     * The channel's last successful delivery, to within a minute: a healthy channel's is refreshed
+     * at most once a minute (each delivery's own time is on its record).
+     */
     lastDeliveryAt: z.iso.datetime().nullable(),
     /** The first failed delivery since the channel last delivered (or was enabled); null while it delivers. */
     failingSince: z.iso.datetime().nullable(),

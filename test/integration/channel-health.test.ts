@@ -3,7 +3,10 @@ import request from 'supertest';
 import { AlertOutcomes } from '../../src/alerts/alert-outcomes';
 import { startAlert, startNotice } from '../../src/alerts/alert-workflows';
 import { channelListView, channelView } from '../../src/alerts/channels.routes';
-import { ChannelsRepository } from '../../src/alerts/channels.repository';
+import {
+  ChannelsRepository,
+  LAST_DELIVERY_RESOLUTION_MS,
+} from '../../src/alerts/channels.repository';
 import { DeliveriesRepository } from '../../src/alerts/deliveries.repository';
 import { channelDisabledPayloadSchema } from '../../src/alerts/payload';
 import { verifyWebhookSignature } from '../../src/alerts/webhook-signature';
@@ -323,5 +326,52 @@ describe('endpoint health: a channel that kept failing is disabled', () => {
       .send({ disabled: false });
     expect(foreign.status).toBe(403);
     expect(await channel(who, id)).toEqual(before);
+  });
+});
+
+describe("a channel's lastDeliveryAt, kept to the minute", () => {
+  const delivered = async (who: SignedIn, id: string) => {
+    expect(await channelTest(who, id)).toMatchObject({ outcome: 'delivered' });
+    return channel(who, id);
+  };
+
+  it('when a healthy channel delivers again within the minute, then its record is left as it was; a failure, and the success after it, are written at once', async () => {
+    const who = await signUpAndLogIn(t.app);
+    const id = await webhook(who, down.url('/busy'));
+    const first = await delivered(who, id);
+    expect(first.lastDeliveryAt).not.toBeNull();
+    await sleep(1_100);
+    expect(await delivered(who, id)).toEqual(first);
+
+    down.breakWith(503);
+    expect(await channelTest(who, id)).toMatchObject({ outcome: 'failed' });
+    const failing = await channel(who, id);
+    expect(failing).toMatchObject({
+      lastError: { status: 503 },
+      lastDeliveryAt: first.lastDeliveryAt,
+    });
+    expect(failing.failingSince).not.toBeNull();
+
+    down.breakWith(null);
+    const mended = await delivered(who, id);
+    expect(mended).toMatchObject({ lastError: null, failingSince: null });
+    expect(Date.parse(mended.lastDeliveryAt!)).toBeGreaterThan(Date.parse(first.lastDeliveryAt!));
+  });
+
+  it('when the channel as read last delivered a minute or more before, then a success refreshes lastDeliveryAt; under a minute, it does not', async () => {
+    const who = await signUpAndLogIn(t.app);
+    const id = await webhook(who, down.url('/resolution'));
+    const channels = new ChannelsRepository(t.mongo.db);
+    const read = async () => (await channels.find(who.userId, id))!;
+    const at = new Date();
+    // As if read healthy, having last delivered at `lastDeliveryAt`.
+    const recorded = async (lastDeliveryAt: Date) => {
+      const asRead = { ...(await read()), lastError: null, failingSince: null, lastDeliveryAt };
+      await channels.recordOutcomes([{ channelId: id, error: null, read: asRead }], at);
+      return (await read()).lastDeliveryAt;
+    };
+    expect(await read()).toMatchObject({ lastDeliveryAt: null });
+    expect(await recorded(new Date(at.getTime() - LAST_DELIVERY_RESOLUTION_MS + 1_000))).toBeNull();
+    expect(await recorded(new Date(at.getTime() - LAST_DELIVERY_RESOLUTION_MS))).toEqual(at);
   });
 });
