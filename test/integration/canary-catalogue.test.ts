@@ -608,8 +608,11 @@ describe('a WireGuard canary', () => {
         'sh',
         '-c',
         `set -e
-        "$0/wireguard" -f ${device} >/dev/null 2>&1 & client=$!
-        for i in $(seq 100); do [ -S /var/run/wireguard/${device}.sock ] && break; sleep 0.1; done
+        rm -f /var/run/wireguard/${device}.sock
+        "$0/wireguard" -f ${device} >"$1/wireguard.log" 2>&1 & client=$!
+        # A loaded machine can take seconds to bring the device up; say why if it never does.
+        for i in $(seq 300); do [ -S /var/run/wireguard/${device}.sock ] && break; sleep 0.1; done
+        [ -S /var/run/wireguard/${device}.sock ] || { cat "$1/wireguard.log" >&2; exit 1; }
         wg setconf ${device} "$1/wg.conf"
         ip addr add ${address} dev ${device}
         ip link set ${device} up
@@ -622,8 +625,8 @@ describe('a WireGuard canary', () => {
       ],
       { udpPorts: [wireguardPort], timeoutMs: 60_000 },
     );
-    // The tunnel never came up: no handshake was answered.
-    expect(ran.stdout).toMatch(/\t0\n/);
+    // The tunnel never came up: no handshake was answered. (stderr says why, if the script failed.)
+    expect(ran).toMatchObject({ stdout: expect.stringMatching(/\t0\n/) });
 
     const [alert] = await accounts.alertsAt(path);
     expect(alert!.data).toMatchObject({
