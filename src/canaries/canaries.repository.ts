@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { Binary, type Collection, type Db } from 'mongodb';
-import type { CollectionIndexes } from '../db/mongo';
+import { journaled, type CollectionIndexes } from '../db/mongo';
 import { newId } from '../ids';
 import { tokenDigest, type DecoyFile } from './decoys';
 import type { Artifact, CanaryKind, Planted } from './kinds';
@@ -64,6 +64,8 @@ const toCanary = ({ _id, artifact, ...rest }: CanaryDoc): Canary => ({
  */
 export class CanariesRepository {
   private readonly canaries: Collection<CanaryDoc>;
+  /** The tallies: the tripwire seal's last write, journaled (see `countHits`). */
+  private readonly tallies: Collection<CanaryDoc>;
   private readonly tokens: Collection<TokenDoc>;
   private readonly hitTargetCache = new LRUCache<string, Canary>({
     max: 10_000,
@@ -72,6 +74,7 @@ export class CanariesRepository {
 
   constructor(db: Db) {
     this.canaries = db.collection<CanaryDoc>(canariesIndexes.collection);
+    this.tallies = journaled(db).collection<CanaryDoc>(canariesIndexes.collection);
     this.tokens = db.collection<TokenDoc>(canaryTokensIndexes.collection);
   }
 
@@ -183,13 +186,16 @@ export class CanariesRepository {
 
   /**
    * Keeps each canary's own tally, so lists show how often each fired without reading its hits:
-   * one write for all of them.
+   * one write for all of them, journaled, so the tripwire seal's unjournaled writes before it are
+   * durable with it (`ThreatsRepository.addHits`). `updateMany` (each matches one canary) because
+   * the driver never retries it: a retry could reach a restarted database that lost those writes,
+   * and make nothing of them durable.
    */
   async countHits(tallies: { canaryId: string; hits: number; lastAt: Date }[]): Promise<void> {
     if (!tallies.length) return;
-    await this.canaries.bulkWrite(
+    await this.tallies.bulkWrite(
       tallies.map(({ canaryId, hits, lastAt }) => ({
-        updateOne: {
+        updateMany: {
           filter: { _id: canaryId },
           update: { $inc: { hitCount: hits }, $max: { lastHitAt: lastAt } },
         },

@@ -3,6 +3,7 @@ import {
   bulkWriteAllowingDuplicates,
   isDuplicateKeyError,
   journaled,
+  unjournaled,
   type CollectionIndexes,
 } from '../db/mongo';
 import { derivedTimeOrderedId } from '../ids';
@@ -136,23 +137,33 @@ export interface Page {
 export class ThreatsRepository {
   private readonly events: Collection<EventDoc>;
   private readonly hits: Collection<HitDoc>;
+  /**
+   * The recorder's writes that a journaled write right after makes durable with it (see
+   * `unjournaled`): a storm's claim, which its event's write follows, and the hit log and events'
+   * counts, which the canaries' tally follows (`Tripwires.seal`). The tripwire journal keeps a
+   * hit until that last write: a database that lost them meanwhile gets them again by replay.
+   */
   private readonly stormsOf: Collection<StormDoc>;
+  private readonly hitLog: Collection<HitDoc>;
+  private readonly eventCounts: Collection<EventDoc>;
 
   constructor(db: Db) {
-    // Hits, events and storms are on disk before a write is acknowledged: the tripwire journal
-    // lets go of a hit once they are written.
+    // Hits and events are on disk before a write is acknowledged, but for the recorder's above.
     const durable = journaled(db);
     this.events = durable.collection<EventDoc>(threatEventsIndexes.collection);
     this.hits = durable.collection<HitDoc>(threatHitsIndexes.collection);
-    this.stormsOf = durable.collection<StormDoc>(threatStormsIndexes.collection);
+    const followed = unjournaled(db);
+    this.stormsOf = followed.collection<StormDoc>(threatStormsIndexes.collection);
+    this.hitLog = followed.collection<HitDoc>(threatHitsIndexes.collection);
+    this.eventCounts = followed.collection<EventDoc>(threatEventsIndexes.collection);
   }
 
   /**
    * Opens each key's storm at its `at` for `windowMs`, unless one is open then: the storms new hits
    * under these keys join, either way, in order. An event id is derived from the key and the
    * instant, so a replay names the same event; of two replicas opening a key's storm at once, the
-   * unique `_id` lets one in and the other joins its event. One write for all the keys (one sync),
-   * and one read for those found open.
+   * unique `_id` lets one in and the other joins its event. One write for all the keys, made
+   * durable by their events' write (`openEvents`), and one read for those found open.
    */
   async claimStorms(claims: { stormKey: string; at: Date }[], windowMs: number): Promise<Storm[]> {
     if (!claims.length) return [];
@@ -186,16 +197,19 @@ export class ThreatsRepository {
   }
 
   /**
-   * The storms' events, each written once, in one write: marked as waiting for its alert until
-   * `alertsStarted` clears the mark. True for each event this call wrote; false for one that was
-   * there already (another replica's, or this hit's first try before a crash).
+   * The storms' events, each written once, in one journaled write that makes their claims durable
+   * too: marked as waiting for its alert until `alertsStarted` clears the mark. True for each event
+   * this call wrote; false for one that was there already (another replica's, or this hit's first
+   * try before a crash). `updateMany` (each matches one event) because the driver never retries
+   * it: a retry could reach a restarted database that lost the claims, and write the events
+   * without them.
    */
   async openEvents(events: ThreatEvent[]): Promise<boolean[]> {
     if (!events.length) return [];
     const { result } = await bulkWriteAllowingDuplicates(
       this.events,
       events.map(({ id, ...rest }) => ({
-        updateOne: {
+        updateMany: {
           filter: { _id: id },
           update: { $setOnInsert: { ...rest, alertPendingSince: rest.firstHitAt } },
           upsert: true,
@@ -220,12 +234,17 @@ export class ThreatsRepository {
     }
   }
 
-  /** Hits of any events, in two writes: the hit log, then each event's count and last hit. */
+  /**
+   * Hits of any events, in two writes: the hit log, then each event's count and last hit. Neither
+   * waits for the journal: the caller's next journaled write makes them durable (see `hitLog`).
+   * The counts are `updateMany` (each matches one event) because the driver never retries it: a
+   * retry could reach a restarted database that lost the hit log's write, and count hits it lacks.
+   */
   async addHits(hits: ThreatHit[]): Promise<void> {
     if (!hits.length) return;
     // The wall clock, not the service's clock: the live feed compares it with its own.
     const recordedAt = new Date();
-    await this.hits.insertMany(hits.map(({ id, ...rest }) => ({ _id: id, ...rest, recordedAt })));
+    await this.hitLog.insertMany(hits.map(({ id, ...rest }) => ({ _id: id, ...rest, recordedAt })));
     const events = new Map<string, { count: number; last: Date }>();
     for (const hit of hits) {
       const event = events.get(hit.threatEventId);
@@ -235,9 +254,9 @@ export class ThreatsRepository {
         if (hit.at > event.last) event.last = hit.at;
       }
     }
-    await this.events.bulkWrite(
+    await this.eventCounts.bulkWrite(
       [...events].map(([_id, { count, last }]) => ({
-        updateOne: {
+        updateMany: {
           filter: { _id },
           update: { $inc: { hitCount: count }, $max: { lastHitAt: last } },
         },

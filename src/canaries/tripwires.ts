@@ -411,7 +411,10 @@ export class Tripwires {
 
   /**
    * The hits sealed in their accounts' evidence logs, then in the hit log and the canaries'
-   * tallies: one append per account, then one write each for hits, events and canaries.
+   * tallies: one append per account (one sync), then one write each for hits, events and
+   * canaries, the last of them journaled, which makes the two before it durable with it (a second
+   * sync). Each hit's record takes an id derived from the hit's: a replay after a crash between
+   * the append and the hit log finds the record it made, rather than sealing the hit twice.
    */
   private async seal(groups: StormHits[]): Promise<void> {
     const { threats, evidence, canaries } = this.deps;
@@ -422,6 +425,7 @@ export class Tripwires {
           accountId,
           ofAccount.flatMap(({ canary, threatEventId, hits }) =>
             hits.map((h) => ({
+              logId: hitEvidenceId(h.id),
               kind: THREAT_HIT_KIND,
               data: {
                 threat_event_id: threatEventId,
@@ -483,6 +487,9 @@ function journalUnavailable(err: unknown): DomainError {
     JOURNAL_RETRY_AFTER_SECONDS,
   );
 }
+
+/** A hit's evidence record: the hit id's time-ordered part under the evidence prefix. */
+const hitEvidenceId = (hitId: string): string => `evd_${hitId.replace(/^hit_/, '')}`;
 
 /** The strings worth a lookup: present, and no longer than any token. */
 const presentable = (candidates: (string | undefined)[]): string[] =>

@@ -13,7 +13,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MongoClient, type Db } from 'mongodb';
+import type { Db, MongoClient } from 'mongodb';
 import { freePort, startLocalMongo, type LocalMongo } from '../../tools/stack';
 import { ensureIndexes } from '../../src/db/mongo';
 import { ChainWalk } from '../../src/evidence/chain-walk';
@@ -24,6 +24,7 @@ import {
 } from '../../src/evidence/evidence.repository';
 import { EvidenceStore } from '../../src/evidence/evidence.store';
 import { leavesIndexes, type LeafDoc } from '../../src/evidence/log/log-leaves';
+import { killableClient } from '../support/mongo-killer';
 
 jest.setTimeout(240_000);
 
@@ -33,8 +34,8 @@ let mongo: LocalMongo;
 let client: MongoClient;
 let db: Db;
 let store: EvidenceStore;
-/** The write to kill the database before: its command name and collection. */
-let killBefore: { command: string; collection: string } | null = null;
+/** Kills the database just before its next write of that command name on that collection. */
+let killBefore: (command: string, collection: string) => void;
 
 const start = async () => {
   mongo = await startLocalMongo({ dataDir: dir, port, log: () => undefined });
@@ -44,23 +45,7 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'tripwire-evidence-sync-'));
   port = await freePort();
   await start();
-  // Short, as the service's own: writes waiting while the database is down fail, not wait for it.
-  client = new MongoClient(mongo.address, {
-    serverSelectionTimeoutMS: 2_000,
-    monitorCommands: true,
-  });
-  client.on('commandStarted', (event) => {
-    if (
-      killBefore &&
-      event.commandName === killBefore.command &&
-      event.command[event.commandName] === killBefore.collection
-    ) {
-      killBefore = null;
-      // Synchronous, before the driver writes the command: the server never runs again to read it.
-      process.kill(-mongo.process.child.pid!, 'SIGKILL');
-    }
-  });
-  await client.connect();
+  ({ client, killBefore } = await killableClient(() => mongo));
   db = client.db('evidence-sync');
   await ensureIndexes(db, [evidenceIndexes, chainHeadsIndexes, leavesIndexes]);
   store = new EvidenceStore(db, () => new Date());
@@ -146,7 +131,7 @@ describe.each([
     }
     const leavesBefore = await db.collection('evidence_leaves').countDocuments();
 
-    killBefore = { command, collection };
+    killBefore(command, collection);
     // Both accounts at once: when the database dies, the other's writes are in flight or waiting.
     const failed = await Promise.allSettled(
       accounts.map((a) => store.appendMany(a, [input(a, 3), input(a, 4)])),

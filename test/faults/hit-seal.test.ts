@@ -1,0 +1,103 @@
+/**
+ * Fault suite, a tripwire seal cut between its writes: the API's database (a real process of this
+ * file's own) is SIGKILLed just before the seal's write to the threat log reaches it, after the
+ * hits' evidence append was acknowledged, and started again; the API then replays its journal as
+ * it does every few seconds. Every hit must be recorded once: one threat-log line and one evidence
+ * record each, and the event's and the canary's counts equal to the hits.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { MongoClient } from 'mongodb';
+import request from 'supertest';
+import { createApp, type Api } from '../../src/app';
+import type { Config } from '../../src/config';
+import { ALL_INDEXES } from '../../src/db/indexes';
+import { ensureIndexes } from '../../src/db/mongo';
+import { createTemporal, type Temporal } from '../../src/temporal/client';
+import { freePort, startLocalMongo, type LocalMongo } from '../../tools/stack';
+import { signUpAndLogIn } from '../support/accounts';
+import { bearer } from '../support/canary-accounts';
+import { killableClient } from '../support/mongo-killer';
+import { testConfig, testLogger } from '../support/test-app';
+
+jest.setTimeout(240_000);
+
+const HITS = 5;
+let dir: string;
+let port: number;
+let mongo: LocalMongo;
+let client: MongoClient;
+let temporal: Temporal;
+let api: Api;
+let config: Config;
+let killer: Awaited<ReturnType<typeof killableClient>>;
+
+const start = async () => {
+  mongo = await startLocalMongo({ dataDir: dir, port, log: () => undefined });
+};
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'tripwire-hit-seal-'));
+  port = await freePort();
+  await start();
+  config = testConfig({ MONGODB_URI: mongo.address });
+  killer = await killableClient(() => mongo);
+  client = killer.client;
+  const db = client.db(config.MONGODB_DB);
+  await ensureIndexes(db, ALL_INDEXES);
+  temporal = createTemporal(config);
+  api = createApp({ config, logger: testLogger(config), mongo: { client, db }, temporal });
+});
+
+afterAll(async () => {
+  await api?.flush();
+  await client?.close();
+  await temporal?.close();
+  await mongo?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('a tripwire seal cut between its evidence and its threat log', () => {
+  it('when the database is killed after the hits are sealed and before they are logged, then the replay records each hit once, sealed once', async () => {
+    const who = await signUpAndLogIn(api.app);
+    const planted = await request(api.app)
+      .post('/api/canaries')
+      .set(bearer(who))
+      .send({ kind: 'url', memo: 'seal cut' })
+      .expect(201);
+    const { canary_id: canaryId, value } = planted.body as { canary_id: string; value: string };
+    const path = new URL(value).pathname;
+    const db = client.db(config.MONGODB_DB);
+
+    killer.killBefore('insert', 'threat_hits');
+    const answered = await Promise.all(
+      Array.from({ length: HITS }, () => request(api.app).get(path).set('user-agent', 'curl/8')),
+    );
+    expect(answered.map((r) => r.status)).toEqual(Array(HITS).fill(200));
+    await api.tripwires.flush();
+    expect(killer.killed).toBe(true);
+    await start();
+
+    // The journal's own pass, as its timer runs it: the segment that failed is replayed.
+    const deadline = Date.now() + 60_000;
+    let logged = 0;
+    while (logged < HITS && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await api.tripwires.replayJournal();
+      logged = await db.collection('threat_hits').countDocuments({ canaryId });
+    }
+    const sealed = await db
+      .collection('evidence')
+      .countDocuments({ kind: 'threat.hit', 'data.canary_id': canaryId });
+    const events = await db.collection('threat_events').find({ canaryId }).toArray();
+    const canary = await db.collection('canaries').findOne({ _id: canaryId as never });
+    expect({
+      logged,
+      sealed,
+      events: events.length,
+      eventCount: events[0]?.hitCount,
+      tally: canary?.hitCount,
+    }).toEqual({ logged: HITS, sealed: HITS, events: 1, eventCount: HITS, tally: HITS });
+  });
+});
