@@ -1,10 +1,13 @@
 /**
  * Which writes wait for the database's journal (`j: true`): a hit leaves the tripwire journal only
- * once its writes are durable, so every write that records a hit must ask for it, and an evidence
- * append must end with one that does (its chain head), which makes its records and leaves durable
- * with it. Read off the wire (the driver's command monitoring), against the real database server.
+ * once its writes are durable, so each step that records a hit must end with a write that asks for
+ * it, which makes the unsynced writes before it durable with it: a storm's claim with its event,
+ * an evidence append's records and leaves with its chain head, the threat log and the events'
+ * counts with the canaries' tallies. Read off the wire (the driver's command monitoring), against
+ * the real database server.
  */
 import { MongoClient, type CommandStartedEvent } from 'mongodb';
+import { CanariesRepository } from '../../src/canaries/canaries.repository';
 import { ThreatsRepository } from '../../src/canaries/threats.repository';
 import { EvidenceStore } from '../../src/evidence/evidence.store';
 import { testConfig } from '../support/test-app';
@@ -12,7 +15,7 @@ import { testConfig } from '../support/test-app';
 const WRITES = new Set(['insert', 'update', 'delete', 'findAndModify']);
 
 describe('journaled writes', () => {
-  it('when a hit is recorded and sealed, then every write to the threat log, its event and storm asks for j: true, and its evidence append ends with one', async () => {
+  it('when a hit is recorded and sealed, then its storm claim, its evidence append and its threat log each end with a write that asks for j: true', async () => {
     const config = testConfig();
     const client = new MongoClient(config.MONGODB_URI, { monitorCommands: true });
     const writes: CommandStartedEvent[] = [];
@@ -59,31 +62,24 @@ describe('journaled writes', () => {
         },
       ]);
 
+      await new CanariesRepository(db).countHits([{ canaryId: 'cnr_1', hits: 1, lastAt: at }]);
+
       const written = writes.map((w) => ({
         collection: String(w.command[w.commandName]),
         writeConcern: w.command.writeConcern as unknown,
       }));
-      expect(new Set(written.map((w) => w.collection))).toEqual(
-        new Set([
-          'threat_storms',
-          'threat_events',
-          'threat_hits',
-          'evidence',
-          'evidence_leaves',
-          'evidence_heads',
-        ]),
-      );
-      const sealing = written.filter((w) => w.collection.startsWith('evidence'));
-      const rest = written.filter((w) => !w.collection.startsWith('evidence'));
-      for (const write of rest) {
-        expect(write).toEqual({ collection: write.collection, writeConcern: { j: true } });
-      }
-      // One sync per append: the records and the leaves go unsynced, the head's write syncs them.
-      expect(sealing).toEqual([
-        { collection: 'evidence', writeConcern: { w: 1, j: false } },
-        { collection: 'evidence_leaves', writeConcern: { w: 1, j: false } },
-        { collection: 'evidence_heads', writeConcern: { j: true } },
-        { collection: 'evidence_heads', writeConcern: { j: true } },
+      const unsynced = { w: 1, j: false };
+      const synced = { j: true };
+      expect(written).toEqual([
+        { collection: 'threat_storms', writeConcern: unsynced },
+        { collection: 'threat_events', writeConcern: synced },
+        { collection: 'evidence', writeConcern: unsynced },
+        { collection: 'evidence_leaves', writeConcern: unsynced },
+        { collection: 'evidence_heads', writeConcern: synced },
+        { collection: 'evidence_heads', writeConcern: synced },
+        { collection: 'threat_hits', writeConcern: unsynced },
+        { collection: 'threat_events', writeConcern: unsynced },
+        { collection: 'canaries', writeConcern: synced },
       ]);
     } finally {
       await client.close();
