@@ -40,6 +40,9 @@ function jest(args) {
 
 // Every pass runs even when one fails, so a failing run reports all that failed.
 let failed = 0;
-for (const args of passes) failed ||= await jest(args);
+for (const args of passes) {
+  const code = await jest(args);
+  failed ||= code;
+}
 rmSync(dir, { recursive: true, force: true });
 process.exit(failed);
