@@ -8,7 +8,6 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { MongoClient } from 'mongodb';
 import request from 'supertest';
 import { createApp, type Api } from '../../src/app';
 import type { Config } from '../../src/config';
@@ -19,6 +18,7 @@ import { freePort, startLocalMongo, type LocalMongo } from '../../tools/stack';
 import { signUpAndLogIn } from '../support/accounts';
 import { bearer } from '../support/canary-accounts';
 import { killableClient } from '../support/mongo-killer';
+import { until } from '../support/process-stack';
 import { testConfig, testLogger } from '../support/test-app';
 
 jest.setTimeout(240_000);
@@ -27,7 +27,6 @@ const HITS = 5;
 let dir: string;
 let port: number;
 let mongo: LocalMongo;
-let client: MongoClient;
 let temporal: Temporal;
 let api: Api;
 let config: Config;
@@ -43,16 +42,20 @@ beforeAll(async () => {
   await start();
   config = testConfig({ MONGODB_URI: mongo.address });
   killer = await killableClient(() => mongo);
-  client = killer.client;
-  const db = client.db(config.MONGODB_DB);
+  const db = killer.client.db(config.MONGODB_DB);
   await ensureIndexes(db, ALL_INDEXES);
   temporal = createTemporal(config);
-  api = createApp({ config, logger: testLogger(config), mongo: { client, db }, temporal });
+  api = createApp({
+    config,
+    logger: testLogger(config),
+    mongo: { client: killer.client, db },
+    temporal,
+  });
 });
 
 afterAll(async () => {
   await api?.flush();
-  await client?.close();
+  await killer?.client.close();
   await temporal?.close();
   await mongo?.stop();
   await rm(dir, { recursive: true, force: true });
@@ -68,7 +71,7 @@ describe('a tripwire seal cut between its evidence and its threat log', () => {
       .expect(201);
     const { canary_id: canaryId, value } = planted.body as { canary_id: string; value: string };
     const path = new URL(value).pathname;
-    const db = client.db(config.MONGODB_DB);
+    const db = killer.client.db(config.MONGODB_DB);
 
     killer.killBefore('insert', 'threat_hits');
     const answered = await Promise.all(
@@ -80,13 +83,11 @@ describe('a tripwire seal cut between its evidence and its threat log', () => {
     await start();
 
     // The journal's own pass, as its timer runs it: the segment that failed is replayed.
-    const deadline = Date.now() + 60_000;
-    let logged = 0;
-    while (logged < HITS && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const logged = await until('the hits logged by the replay', async () => {
       await api.tripwires.replayJournal();
-      logged = await db.collection('threat_hits').countDocuments({ canaryId });
-    }
+      const count = await db.collection('threat_hits').countDocuments({ canaryId });
+      return count >= HITS ? count : undefined;
+    });
     const sealed = await db
       .collection('evidence')
       .countDocuments({ kind: 'threat.hit', 'data.canary_id': canaryId });
