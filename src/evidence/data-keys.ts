@@ -8,6 +8,7 @@ import {
 import { LRUCache } from 'lru-cache';
 import { Binary, type Collection, type Db } from 'mongodb';
 import { isDuplicateKeyError, journaled, type CollectionIndexes } from '../db/mongo';
+import { pooledRandomBytes } from '../random-bytes';
 import type { Opening, SubjectOpening } from './personal-fields';
 
 /** An opening as stored beside its record: encrypted under its subject's data key. */
@@ -62,7 +63,7 @@ export class DataKeys {
     for (const { path, subject, salt, value } of openings) {
       const key = await this.keyFor(subject, true);
       if (!key) continue;
-      const iv = randomBytes(IV_BYTES);
+      const iv = pooledRandomBytes(IV_BYTES);
       const cipher = createCipheriv('aes-256-gcm', key, iv).setAAD(aad(logId, path));
       const plain = Buffer.from(JSON.stringify({ salt, value }));
       const box = Buffer.concat([iv, cipher.update(plain), cipher.final(), cipher.getAuthTag()]);

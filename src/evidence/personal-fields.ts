@@ -1,5 +1,6 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { pooledRandomBytes } from '../random-bytes';
 import { canonicalJson, type JsonObject, type JsonValue } from './seal';
 
 /**
@@ -93,7 +94,7 @@ export function commitPersonal(
   for (const { path, subjectAt } of fields) {
     const value = at(sealed, path);
     if (value === undefined || value === null) continue;
-    const salt = randomBytes(16).toString('base64url');
+    const salt = pooledRandomBytes(16).toString('base64url');
     parentOf(sealed, path)![path.at(-1)!] = { [COMMITMENT_FIELD]: commitment(salt, value) };
     const subject = subjectAt ? at(data, subjectAt) : accountId;
     openings.push({
