@@ -95,7 +95,7 @@ async function main(): Promise<void> {
      */
     let stuck = 0;
     const settled = async (canaries: Planted[], hits: number) => {
-      await api.hitsRecorded(
+      await api.hitsCounted(
         canaries.map((c) => c.id),
         hits,
       );
@@ -268,7 +268,7 @@ async function main(): Promise<void> {
       (t) => t.id,
     );
     const expected = HITS * (floods + storms);
-    const recorded = await api.hitsRecorded(ids, expected);
+    const recorded = await api.hitsLogged(ids);
     // Each storm's alert: started within a second of its first hit (the API starts
     // it; the reconciler would start a missed one only much later).
     const events = await db.db
