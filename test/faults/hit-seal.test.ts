@@ -8,6 +8,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Db } from 'mongodb';
 import request from 'supertest';
 import { createApp, type Api } from '../../src/app';
 import type { Config } from '../../src/config';
@@ -31,6 +32,7 @@ let temporal: Temporal;
 let api: Api;
 let config: Config;
 let killer: Awaited<ReturnType<typeof killableClient>>;
+let db: Db;
 
 const start = async () => {
   mongo = await startLocalMongo({ dataDir: dir, port, log: () => undefined });
@@ -42,7 +44,7 @@ beforeAll(async () => {
   await start();
   config = testConfig({ MONGODB_URI: mongo.address });
   killer = await killableClient(() => mongo);
-  const db = killer.client.db(config.MONGODB_DB);
+  db = killer.client.db(config.MONGODB_DB);
   await ensureIndexes(db, ALL_INDEXES);
   temporal = createTemporal(config);
   api = createApp({
@@ -71,7 +73,6 @@ describe('a tripwire seal cut between its evidence and its threat log', () => {
       .expect(201);
     const { canary_id: canaryId, value } = planted.body as { canary_id: string; value: string };
     const path = new URL(value).pathname;
-    const db = killer.client.db(config.MONGODB_DB);
 
     killer.killBefore('insert', 'threat_hits');
     const answered = await Promise.all(
