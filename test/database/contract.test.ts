@@ -11,6 +11,9 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { gunzipSync } from 'node:zlib';
 import {
+  BSON,
+  Double,
+  Long,
   MongoBulkWriteError,
   MongoClient,
   MongoServerError,
@@ -112,6 +115,107 @@ describe('unique indexes', () => {
     await expect(docs.createIndexes([{ ...spec, unique: false }])).rejects.toBeInstanceOf(
       MongoServerError,
     );
+  });
+
+  /** Inserts each document and says, in order, which were refused as duplicates. */
+  async function refusals(name: string, docs: Document[]): Promise<boolean[]> {
+    const refused: boolean[] = [];
+    for (const doc of docs) {
+      const insert = db.collection(name).insertOne(doc);
+      refused.push(
+        await insert.then(
+          () => false,
+          (err: MongoServerError) => (err.code === 11000 ? true : Promise.reject(err)),
+        ),
+      );
+    }
+    return refused;
+  }
+
+  it('when a key holds the same number as an int, a long or a double, or nothing along a nested path, then each later one is a duplicate', async () => {
+    const docs = db.collection('unique_normal');
+    await docs.createIndex({ 'a.b': 1, n: 1 }, { unique: true, name: 'a_b_n' });
+    expect(
+      await refusals('unique_normal', [
+        { a: { b: 'x' }, n: 1 },
+        { a: { b: 'x' }, n: Long.fromNumber(1) },
+        { a: { b: 'x' }, n: new Double(1) },
+        { a: { b: 'x' }, n: 2 },
+        { a: 5, n: 1 }, // a plain value on the path: a.b is absent
+        { n: 1 },
+        { a: { c: 1 }, n: 1 },
+      ]),
+    ).toEqual([false, true, true, false, false, true, true]);
+    expect(await docs.countDocuments({ 'a.b': 'x', n: 1 })).toBe(1);
+  });
+
+  it('when a key holds an array, or an array lies on its path, then each element is a key of its own', async () => {
+    await db.collection('unique_arrays').createIndex({ 'a.b': 1 }, { unique: true, name: 'a_b' });
+    expect(
+      await refusals('unique_arrays', [
+        { a: { b: ['p', 'q'] } },
+        { a: { b: 'q' } },
+        { a: [{ b: 'r' }, { b: 's' }] },
+        { a: { b: 's' } },
+        { a: { b: 't' } },
+      ]),
+    ).toEqual([false, true, false, true, false]);
+  });
+
+  it('when a sparse index meets documents without its keys, then it leaves them out; with them, in a subdocument or in an array of them, they count', async () => {
+    await db
+      .collection('unique_sparse')
+      .createIndex({ 'p.s': 1 }, { unique: true, sparse: true, name: 'p_s' });
+    expect(
+      await refusals('unique_sparse', [
+        { p: {} },
+        { q: 1 },
+        { p: [{ t: 1 }] },
+        { p: { s: 'k' } },
+        { p: { s: 'k' } },
+        { p: [{ s: 'm' }, { t: 2 }] },
+        { p: [{ s: 'm' }] },
+      ]),
+    ).toEqual([false, false, false, false, true, false, true]);
+    expect(await db.collection('unique_sparse').countDocuments({ 'p.s': 'm' })).toBe(1);
+  });
+
+  it('when an update changes a key, then the old key is free and the new one taken', async () => {
+    const docs = db.collection<{ _id: number; k: string }>('unique_moved');
+    await docs.createIndex({ k: 1 }, { unique: true, name: 'k' });
+    await docs.insertMany([
+      { _id: 1, k: 'old' },
+      { _id: 2, k: 'other' },
+    ]);
+    await docs.updateOne({ _id: 1 }, { $set: { k: 'new' } });
+    await expect(docs.updateOne({ _id: 2 }, { $set: { k: 'new' } })).rejects.toMatchObject({
+      code: 11000,
+    });
+    await docs.insertOne({ _id: 3, k: 'old' });
+    expect(await docs.find({ k: 'new' }).toArray()).toEqual([{ _id: 1, k: 'new' }]);
+  });
+});
+
+describe('collection statistics', () => {
+  it("when documents are inserted, grown and deleted, then the collection's size follows their BSON size", async () => {
+    const embedded = !!(
+      (await db.admin().command({ serverStatus: 1 })) as { tripwireStore?: unknown }
+    ).tripwireStore;
+    // WiredTiger's count is its own (compressed, and updated as it sees fit): the embedded
+    // server's is the documents' BSON size, kept exact.
+    if (!embedded) return;
+    const docs = db.collection<{ _id: number; body: string }>('sized');
+    const size = async () => ((await db.command({ collStats: 'sized' })) as { size: number }).size;
+    const bsonSize = async () =>
+      (await docs.find().toArray()).reduce((sum, doc) => sum + BSON.calculateObjectSize(doc), 0);
+    await docs.insertMany(Array.from({ length: 20 }, (_, i) => ({ _id: i, body: 'x'.repeat(i) })));
+    expect(await size()).toBe(await bsonSize());
+    await docs.updateMany({ _id: { $lt: 10 } }, { $set: { body: 'y'.repeat(100) } });
+    expect(await size()).toBe(await bsonSize());
+    await docs.deleteMany({ _id: { $gte: 5 } });
+    expect(await size()).toBe(await bsonSize());
+    await docs.deleteMany({});
+    expect(await size()).toBe(0);
   });
 });
 

@@ -351,6 +351,13 @@ describe('POST /api/privacy/erase', () => {
     const theirs = await exportOf(other.userId);
     expect(theirs.records.find((r) => r.kind === 'audit.admin.plan_changed')!.personal).toEqual([]);
     expect((await verifyCli(theirs)).code).toBe(0);
+    // Removed, not only unreadable: read by account, so no index on the subject decides it.
+    const theirStored = await t.mongo.db
+      .collection<{ personal?: { subject: string }[] }>('evidence')
+      .find({ accountId: other.userId })
+      .toArray();
+    const subjects = theirStored.flatMap((r) => r.personal ?? []).map((o) => o.subject);
+    expect(subjects).not.toContain(who.userId);
 
     // No personal value of the account anywhere in the database or the journal, nor in any
     // answer the other account gets.

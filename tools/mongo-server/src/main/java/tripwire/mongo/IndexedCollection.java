@@ -121,10 +121,21 @@ final class IndexedCollection extends AbstractSynchronizedMongoCollection<Object
     @Override
     protected Object addDocumentInternal(Document document) {
         Object id = getIdField() != null ? Utils.getSubdocumentValue(document, getIdField()) : UUID.randomUUID();
-        if (documents.putIfAbsent(Missing.ofNullable(id), BsonDocumentType.encode(document)) != null) {
+        byte[] bson = BsonDocumentType.encode(document);
+        if (documents.putIfAbsent(Missing.ofNullable(id), bson) != null) {
             throw new IllegalStateException("a document with _id " + id + " is already in " + getFullName());
         }
+        updateDataSize(bson.length);
         return id;
+    }
+
+    /**
+     * The data size is counted here, from the bytes stored, rather than by the library, which
+     * encodes each document once more to measure it (twice for an update: before and after).
+     */
+    @Override
+    protected boolean tracksDataSize() {
+        return false;
     }
 
     @Override
@@ -135,15 +146,19 @@ final class IndexedCollection extends AbstractSynchronizedMongoCollection<Object
 
     @Override
     protected void handleUpdate(Object position, Document oldDocument, Document newDocument) {
-        documents.put(Missing.ofNullable(position), BsonDocumentType.encode(newDocument));
+        byte[] bson = BsonDocumentType.encode(newDocument);
+        byte[] old = documents.put(Missing.ofNullable(position), bson);
+        updateDataSize(bson.length - (old == null ? 0 : old.length));
         IndexedDatabase.redo.betweenDocuments();
     }
 
     @Override
     protected void removeDocument(Object position) {
-        if (documents.remove(position) == null) {
+        byte[] removed = documents.remove(position);
+        if (removed == null) {
             throw new NoSuchElementException("no document with _id " + position);
         }
+        updateDataSize(-removed.length);
         IndexedDatabase.redo.betweenDocuments();
     }
 

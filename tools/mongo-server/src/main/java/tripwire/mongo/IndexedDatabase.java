@@ -17,7 +17,7 @@ import de.bwaldvogel.mongo.backend.h2.H2Database;
  * index stores its keys as Java-serialised objects, which MVStore compares by serialising both sides
  * at every step of every lookup (about 2 ms per insert or read in a 10,000-document collection).
  * Documents stay in the library's MVStore maps, by `_id`; each index is a map of its own beside them
- * (`<database>.<collection>._ordered_<index>`), which the library's drop of a database also removes.
+ * (`<database>.<collection>._ordered_<index>`, or `._ordered_sparse_<index>`), which the library's drop of a database also removes.
  */
 final class IndexedDatabase extends H2Database {
 
@@ -36,17 +36,29 @@ final class IndexedDatabase extends H2Database {
     @Override
     protected Index<Object> openOrCreateUniqueIndex(String collectionName, String indexName, List<IndexKey> keys,
                                                     boolean sparse) {
-        return new OrderedIndex(store, orderedMapName(collectionName, indexName), indexName, keys, sparse, true);
+        return new OrderedIndex(store, orderedMapName(collectionName, indexName, sparse), indexName, keys, sparse, true);
     }
 
     @Override
     protected Index<Object> openOrCreateSecondaryIndex(String collectionName, String indexName, List<IndexKey> keys,
                                                        boolean sparse) {
-        return new OrderedIndex(store, orderedMapName(collectionName, indexName), indexName, keys, sparse, false);
+        return new OrderedIndex(store, orderedMapName(collectionName, indexName, sparse), indexName, keys, sparse, false);
     }
 
-    private String orderedMapName(String collectionName, String indexName) {
-        return getFullCollectionNamespace(collectionName) + "._ordered_" + indexName;
+    /**
+     * A sparse index's map has a name of its own: earlier servers left out every document whose key
+     * lies in an array of subdocuments, so a map of theirs is dropped, and the index built again
+     * from the documents when the collection opens.
+     */
+    private String orderedMapName(String collectionName, String indexName, boolean sparse) {
+        String earlier = getFullCollectionNamespace(collectionName) + "._ordered_" + indexName;
+        if (!sparse) {
+            return earlier;
+        }
+        if (store.hasMap(earlier)) {
+            store.removeMap(earlier);
+        }
+        return getFullCollectionNamespace(collectionName) + "._ordered_sparse_" + indexName;
     }
 
     @Override

@@ -43,9 +43,15 @@ final class OrderedIndex extends Index<Object> {
     /** More `$in` combinations than this are cheaper to scan than to look up one by one. */
     private static final int MAX_LOOKUPS = 10_000;
 
+    /** What {@link #plainValue} answers when only the library's own walk of a document can say. */
+    private static final Object NOT_PLAIN = new Object();
+
     private final MVStore store;
     private final boolean unique;
     private final boolean[] ascending;
+    /** The keys' names, and each one's path split once (the library splits it with a regex for every document). */
+    private final List<String> names;
+    private final String[][] paths;
     private final MVMap<Entry, Boolean> entries;
     /** An index found in the store is complete, even if empty (sparse): the library must not rebuild it. */
     private final boolean persisted;
@@ -153,6 +159,8 @@ final class OrderedIndex extends Index<Object> {
         for (int i = 0; i < keys.size(); i++) {
             ascending[i] = keys.get(i).isAscending();
         }
+        this.names = List.copyOf(keys());
+        this.paths = names.stream().map(key -> key.split("\\.")).toArray(String[][]::new);
         this.persisted = store.hasMap(mapName);
         this.entries = store.openMap(mapName, RedoLog.<Entry, Boolean>loggedMap().keyType(new EntryType()));
         CacheWarmer.warm(store, entries);
@@ -257,7 +265,25 @@ final class OrderedIndex extends Index<Object> {
         return Missing.ofNullable(Utils.getSubdocumentValue(document, "_id"));
     }
 
+    /**
+     * The document's entries' key values, as the library's {@link #getKeyValues} gives them
+     * (numbers as doubles, absent values as null). A document with a plain value at every key (no
+     * array, no subdocument) has one entry, read here; the library's reading (streams, maps and a
+     * regex split of every path, for every document) was a quarter of an insert's time. Any other
+     * document is read by the library.
+     */
     private List<Object[]> keysOf(Document document) {
+        Object[] values = new Object[paths.length];
+        for (int i = 0; i < paths.length; i++) {
+            values[i] = plainValue(document, paths[i]);
+            if (values[i] == NOT_PLAIN) {
+                return libraryKeysOf(document);
+            }
+        }
+        return List.<Object[]>of(values);
+    }
+
+    private List<Object[]> libraryKeysOf(Document document) {
         List<Object[]> result = new ArrayList<>();
         for (KeyValue keyValue : getKeyValues(document)) {
             Object[] values = new Object[keyValue.size()];
@@ -270,8 +296,51 @@ final class OrderedIndex extends Index<Object> {
         return result;
     }
 
+    /**
+     * The value at `path`, normalised as the library normalises key values, or {@link #NOT_PLAIN}
+     * for an array on the way or at the end, or a subdocument at the end. A path through a plain
+     * value or an absent field holds nothing (null), as in the library's walk.
+     */
+    private static Object plainValue(Document document, String[] path) {
+        Object node = document;
+        for (String field : path) {
+            if (node instanceof Document parent) {
+                node = parent.get(field);
+            } else if (node instanceof Collection) {
+                return NOT_PLAIN;
+            } else {
+                return null;
+            }
+        }
+        if (node instanceof Collection || node instanceof java.util.Map) {
+            return NOT_PLAIN;
+        }
+        // Strings, the usual key, are their own normal form.
+        return node instanceof String ? node : normalized(node);
+    }
+
+    /**
+     * Whether a sparse index leaves the document out: none of its keys is there, in a subdocument
+     * or in any document of an array on the way (the library looked past arrays, so an array of
+     * subdocuments, such as evidence's `personal`, had no entries and its queries found nothing).
+     */
     private boolean skips(Document document) {
-        return isSparse() && keys().stream().allMatch(key -> Missing.isNullOrMissing(Utils.getSubdocumentValue(document, key)));
+        if (!isSparse()) {
+            return false;
+        }
+        for (int i = 0; i < paths.length; i++) {
+            Object value = plainValue(document, paths[i]);
+            if (value == NOT_PLAIN) {
+                value = Utils.getSubdocumentValueCollectionAware(document, names.get(i));
+            }
+            boolean absent = value instanceof Collection<?> values
+                ? values.stream().allMatch(Missing::isNullOrMissing)
+                : Missing.isNullOrMissing(value);
+            if (!absent) {
+                return false;
+            }
+        }
+        return true;
     }
 
     @Override
@@ -398,7 +467,6 @@ final class OrderedIndex extends Index<Object> {
      * set when walking the index (forwards or backwards) yields the requested order.
      */
     Scan plan(Document query, Document orderBy) {
-        List<String> names = keys();
         List<List<Object>> choices = new ArrayList<>();
         int k = 0;
         while (k < names.size() && query.containsKey(names.get(k))) {
@@ -524,7 +592,6 @@ final class OrderedIndex extends Index<Object> {
         if (orderBy == null || orderBy.isEmpty()) {
             return Boolean.TRUE;
         }
-        List<String> names = keys();
         Boolean forward = null;
         int next = equal;
         for (String field : orderBy.keySet()) {
