@@ -461,12 +461,14 @@ export class Tripwires {
       }),
     );
     await threats.addHits(logged.flat());
+    // One tally per canary: a seal takes many recorder batches, each a group of its own, and each
+    // update of a tally rewrites the canary's whole document.
     await canaries.countHits(
-      groups.map(({ canary, hits }) => ({
-        canaryId: canary.id,
-        hits: hits.length,
-        lastAt: hits.at(-1)!.at,
-      })),
+      [...groupBy(groups, (group) => group.canary.id)].map(([canaryId, ofCanary]) => {
+        const hits = ofCanary.flatMap((group) => group.hits);
+        const lastAt = hits.reduce((last, hit) => (hit.at > last ? hit.at : last), hits[0]!.at);
+        return { canaryId, hits: hits.length, lastAt };
+      }),
     );
   }
 }

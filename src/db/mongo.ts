@@ -29,12 +29,13 @@ export const SERVICE_APP_NAME = 'tripwire-service';
 export async function connectMongo(
   uri: string,
   dbName: string,
-  options: { serverSelectionTimeoutMS?: number; appName?: string } = {},
+  options: { serverSelectionTimeoutMS?: number; appName?: string; monitorCommands?: boolean } = {},
 ): Promise<Database> {
   const client = new MongoClient(uri, {
     // While the database is down, requests wait this long before answering 503 (src/http/errors.ts).
     serverSelectionTimeoutMS: options.serverSelectionTimeoutMS ?? 1_000,
     appName: options.appName ?? SERVICE_APP_NAME,
+    monitorCommands: options.monitorCommands ?? false,
   });
   // What the driver found behind the address: a mongos makes it a sharded cluster (`unjournaled`).
   let topology: TopologyType | undefined;

@@ -74,11 +74,15 @@ export async function createTestApp(
     planLimits?: PlanLimits;
     counters?: CounterStore;
     signer?: NoteSigner;
+    /** The app's client reports its commands (`commandStarted`), for tests that read the wire. */
+    monitorCommands?: boolean;
   } = {},
 ): Promise<TestApp> {
   const signer = options.signer ?? generateSigner('tripwire.test/evidence').signer;
   const config = options.config ?? testConfig();
-  const appMongo = await connectMongo(config.MONGODB_URI, config.MONGODB_DB);
+  const appMongo = await connectMongo(config.MONGODB_URI, config.MONGODB_DB, {
+    monitorCommands: options.monitorCommands,
+  });
   // The test's own reads and writes go through a client of their own, so the suite's index check
   // (test/support/global-teardown.ts) sees only the queries the service sends.
   const mongo = await connectMongo(config.MONGODB_URI, config.MONGODB_DB, {
