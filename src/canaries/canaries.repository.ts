@@ -161,6 +161,11 @@ export class CanariesRepository {
     return canaryIds.flatMap((id) => this.hitTargetCache.get(id) ?? []);
   }
 
+  /** The canary `hitTargets` keeps now, if it keeps it: no read. */
+  keptHitTarget(canaryId: string): Canary | undefined {
+    return this.hitTargetCache.get(canaryId);
+  }
+
   /**
    * Unscoped: for work on no caller's behalf, which learns the account from the canary itself
    * (a tripwire hit found by its token, the alert activities of the event it fired). Routes use `find`.

@@ -110,9 +110,9 @@ interface TripwireDeps {
  * returns; by then the hit is in the local journal (fsync'd), so neither a crash nor a database
  * outage loses it. It is then recorded off the answer's path, in two group commits of every
  * canary and source: the hits that arrive while a batch's storms are being opened go in the next
- * (a new storm's claim and event; nothing for a storm this process knows), and each new storm's
- * alert is started from a queue; the opened hits that arrive while a seal is being written go in the next
- * (evidence, hit log, event and canary counts, one write each). What could not be recorded is
+ * (a new storm's claim and event; a new hit of a storm this process opened skips this step), and
+ * each new storm's alert is started from a queue; the opened hits that arrive while a seal is being
+ * written go in the next (evidence, hit log, event and canary counts, one write each). What could not be recorded is
  * replayed from the journal, by hit id, until it is.
  */
 export class Tripwires {
@@ -254,15 +254,16 @@ export class Tripwires {
   ): Promise<void> {
     const from = source.mailServer?.ip ?? source.resolver?.ip ?? source.ip;
     const stormKey = `${canaryId}|${from}`;
-    const { sealed } = await this.batches.submit(RECORDER, {
-      id,
-      canaryId,
-      stormKey,
-      at: new Date(at),
-      source,
-      requestId,
-      fresh,
-    });
+    const hit: HitReport = { id, canaryId, stormKey, at: new Date(at), source, requestId, fresh };
+    // A new hit of a storm this process opened, its canary kept and live, goes straight to the
+    // seal: the recorder would read and write nothing for it.
+    const storm = fresh ? this.knownStorm(stormKey, hit.at) : undefined;
+    const canary = storm && this.deps.canaries.keptHitTarget(canaryId);
+    if (storm && canary && !canary.retiredAt) {
+      const { threatEventId } = storm;
+      return this.sealings.submit(SEALER, { stormKey, canary, hits: [hit], threatEventId });
+    }
+    const { sealed } = await this.batches.submit(RECORDER, hit);
     await sealed;
   }
 
