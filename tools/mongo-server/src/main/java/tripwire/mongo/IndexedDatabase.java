@@ -17,7 +17,8 @@ import de.bwaldvogel.mongo.backend.h2.H2Database;
  * index stores its keys as Java-serialised objects, which MVStore compares by serialising both sides
  * at every step of every lookup (about 2 ms per insert or read in a 10,000-document collection).
  * Documents stay in the library's MVStore maps, by `_id`; each index is a map of its own beside them
- * (`<database>.<collection>._ordered_<index>`, or `._ordered_sparse_<index>`), which the library's drop of a database also removes.
+ * (`<database>.<collection>._ordered_<index>`, or `._ordered_sparse_<index>`), which the library's
+ * drop of a database also removes.
  */
 final class IndexedDatabase extends H2Database {
 

@@ -49,7 +49,7 @@ final class OrderedIndex extends Index<Object> {
     private final MVStore store;
     private final boolean unique;
     private final boolean[] ascending;
-    /** The keys' names, and each one's path split once (the library splits it with a regex for every document). */
+    /** The keys' names, and each one's path, split once (the library splits it for every document). */
     private final List<String> names;
     private final String[][] paths;
     private final MVMap<Entry, Boolean> entries;
