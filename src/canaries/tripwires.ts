@@ -112,8 +112,8 @@ interface TripwireDeps {
  * canary and source: the hits that arrive while a batch's storms are being opened go in the next
  * (a new storm's claim and event; a new hit of a storm this process opened skips this step), and
  * each new storm's alert is started from a queue; the opened hits that arrive while a seal is being
- * written go in the next (evidence, hit log, event and canary counts, one write each). What could not be recorded is
- * replayed from the journal, by hit id, until it is.
+ * written go in the next (evidence, hit log, event and canary counts, one write each). What could
+ * not be recorded is replayed from the journal, by hit id, until it is.
  */
 export class Tripwires {
   private readonly batches: KeyedBatches<HitReport, Opened>;
@@ -462,8 +462,8 @@ export class Tripwires {
       }),
     );
     await threats.addHits(logged.flat());
-    // One tally per canary: a seal takes many recorder batches, each a group of its own, and each
-    // update of a tally rewrites the canary's whole document.
+    // One tally per canary: a seal takes many groups of one canary's hits (a recorder batch's, or
+    // one hit sent straight to it), and each update of a tally rewrites the canary's document.
     await canaries.countHits(
       [...groupBy(groups, (group) => group.canary.id)].map(([canaryId, ofCanary]) => {
         const hits = ofCanary.flatMap((group) => group.hits);
