@@ -37,13 +37,13 @@ final class IndexedDatabase extends H2Database {
     @Override
     protected Index<Object> openOrCreateUniqueIndex(String collectionName, String indexName, List<IndexKey> keys,
                                                     boolean sparse) {
-        return new OrderedIndex(store, orderedMapName(collectionName, indexName, sparse), indexName, keys, sparse, true);
+        return openIndex(collectionName, indexName, keys, sparse, true);
     }
 
     @Override
     protected Index<Object> openOrCreateSecondaryIndex(String collectionName, String indexName, List<IndexKey> keys,
                                                        boolean sparse) {
-        return new OrderedIndex(store, orderedMapName(collectionName, indexName, sparse), indexName, keys, sparse, false);
+        return openIndex(collectionName, indexName, keys, sparse, false);
     }
 
     /**
@@ -51,15 +51,17 @@ final class IndexedDatabase extends H2Database {
      * lies in an array of subdocuments, so a map of theirs is dropped, and the index built again
      * from the documents when the collection opens.
      */
-    private String orderedMapName(String collectionName, String indexName, boolean sparse) {
-        String earlier = getFullCollectionNamespace(collectionName) + "._ordered_" + indexName;
-        if (!sparse) {
-            return earlier;
+    private Index<Object> openIndex(String collectionName, String indexName, List<IndexKey> keys, boolean sparse,
+                                    boolean unique) {
+        String prefix = getFullCollectionNamespace(collectionName) + "._ordered_";
+        String mapName = prefix + indexName;
+        if (sparse) {
+            if (store.hasMap(mapName)) {
+                store.removeMap(mapName);
+            }
+            mapName = prefix + "sparse_" + indexName;
         }
-        if (store.hasMap(earlier)) {
-            store.removeMap(earlier);
-        }
-        return getFullCollectionNamespace(collectionName) + "._ordered_sparse_" + indexName;
+        return new OrderedIndex(store, mapName, indexName, keys, sparse, unique);
     }
 
     @Override

@@ -7,6 +7,7 @@ import java.util.Collection;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.regex.Pattern;
@@ -312,7 +313,7 @@ final class OrderedIndex extends Index<Object> {
                 return null;
             }
         }
-        if (node instanceof Collection || node instanceof java.util.Map) {
+        if (node instanceof Collection || node instanceof Map) {
             return NOT_PLAIN;
         }
         // Strings, the usual key, are their own normal form.
