@@ -42,10 +42,11 @@ const { values } = parseArgs({
 });
 const LEVELS = String(values.levels).split(',').map(Number);
 /**
- * Enough workflows per round that a level's steady state dominates its ramp-up: ten waves, at
- * least 50 workflows.
+ * Enough workflows per round that a level's steady state dominates its ramp-up (ten waves), and
+ * that a run is long enough for the stack's own bursts (a collector's cycle, a checkpoint) to
+ * average out: at least 200 workflows.
  */
-const countAt = (concurrency: number) => Math.max(50, concurrency * 10);
+const countAt = (concurrency: number) => Math.max(200, concurrency * 10);
 
 async function main(): Promise<void> {
   const stack = await startWorkerStack('alert-path', {}, { tuned: !values.untuned });
@@ -125,13 +126,12 @@ async function main(): Promise<void> {
         await pool(name.startsWith('alert') ? 100 : 20, 10, run);
       }
     }, stack.databasePid);
-    const database = await databaseSettler(stack.databasePid);
-    console.log(
-      `> ${warmed}; each run ends once the database is back at rest (${database.restMs.toFixed(0)} ms of CPU per 2.5 s)`,
-    );
-
     // The benchmark process is the API's client here: it starts and awaits the workflows.
     const cpu = stack.cpu({ client: process.pid });
+    const database = await databaseSettler(stack.databasePid, cpu);
+    console.log(
+      `> ${warmed}; each run ends once the database is back at rest (${database.restMs.toFixed(0)} ms of CPU per 2.5 s), and what the stack spends at rest meanwhile is not counted`,
+    );
     for (const concurrency of LEVELS) {
       const count = countAt(concurrency);
       const variants = Object.fromEntries(

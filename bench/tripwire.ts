@@ -180,11 +180,11 @@ async function main(): Promise<void> {
       });
       await settled(targets, 510);
     }, stack.databasePid);
-    const database = await databaseSettler(stack.databasePid);
-    console.log(
-      `> ${warmed}; each run ends once the database is back at rest (${database.restMs.toFixed(0)} ms of CPU per 2.5 s)`,
-    );
     const cpu = stack.cpu({ api: api.pid, client: process.pid });
+    const database = await databaseSettler(stack.databasePid, cpu);
+    console.log(
+      `> ${warmed}; each run ends once the database is back at rest (${database.restMs.toFixed(0)} ms of CPU per 2.5 s), and what the stack spends at rest meanwhile is not counted`,
+    );
     const maxRounds = roundOptions.maxRounds;
 
     // Canaries planted beforehand (planting is not what is measured): each round fires new ones.

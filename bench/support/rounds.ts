@@ -6,7 +6,7 @@
  */
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { cpuBetween, type Part, type StackCpu } from './cpu';
+import { cpuBetween, type CpuReading, type Part, type StackCpu } from './cpu';
 import { pct } from './latency';
 import { loadLine } from './load';
 
@@ -142,9 +142,10 @@ export async function interleave(
     resolve?: Ratio[];
     /**
      * Awaited after every run, inside its CPU window and outside its time: what the run left the
-     * stack to do (a database's compaction) counts in that run and not in the next variant's.
+     * stack to do (a database's compaction) counts in that run and not in the next variant's. It
+     * may return what the stack spent at rest meanwhile, by part, which is not the run's.
      */
-    settle?: () => Promise<void>;
+    settle?: () => Promise<CpuReading | void>;
   } = roundOptions,
 ): Promise<Comparison> {
   const names = Object.keys(variants);
@@ -163,10 +164,17 @@ export async function interleave(
       const started = performance.now();
       const { ops, latencies, p50, p99, seconds: own } = await run();
       const seconds = own ?? (performance.now() - started) / 1000;
-      await settle?.();
+      const atRest = await settle?.();
       const spent = cpuBetween(before, cpu.read());
+      for (const [part, s] of atRest ?? []) {
+        spent.set(part, Math.max(0, (spent.get(part) ?? 0) - s));
+      }
       await finish?.();
       const perOp = new Map([...spent].map(([part, s]) => [part, (s * 1000) / ops]));
+      // Each run's own figures, so a reader can see which runs a median passed over.
+      console.error(
+        `  ${(ops / seconds).toPrecision(3)} ops/s; CPU ms/op ${[...perOp].map(([part, ms]) => `${part} ${ms.toPrecision(3)}`).join(', ')}`,
+      );
       const sorted = latencies && [...latencies].sort((a, b) => a - b);
       samples.get(name)!.push({
         rate: ops / seconds,

@@ -7,7 +7,8 @@
  * they compiled, and all of it went to the variants that use the database (the alerts), none to the
  * engine's floor, which does not. A deployed database compiled that code long ago.
  */
-import { jitCompilerSeconds, processSeconds } from './cpu';
+import { cpuBetween, jitCompilerSeconds, processSeconds, type CpuReading, type Part } from './cpu';
+import type { CpuMeter } from './rounds';
 
 /** The stack is warm once the database's JIT compiler takes less than this share of its CPU. */
 const WARM_COMPILER_SHARE = 0.05;
@@ -72,31 +73,57 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * every second, and compacts the chunks a burst of writes replaced in a pass of its once-a-second
  * timer that finds no write since the one before (1–2 s after the burst; tools/mongo-server
  * `GroupCommit`).
+ *
+ * Given the stack's meter, it also measures every part's CPU at rest over the same windows, and
+ * each wait returns what the stack spends at rest over it (pollers, timers), to be left out of the
+ * run: the wait lasts longer after some variants' runs than after others' (a run that wrote more
+ * leaves the database more to do), and a part's idle CPU over it is not the run's.
  */
-export async function databaseSettler(databasePid: number | undefined) {
-  if (databasePid === undefined) return { restMs: 0, settled: () => Promise.resolve() };
-  const windows: number[] = [];
+export async function databaseSettler(databasePid: number | undefined, stack?: CpuMeter) {
+  const read = () => stack?.read() ?? new Map<Part, number>();
+  if (databasePid === undefined) {
+    return { restMs: 0, settled: () => Promise.resolve(new Map<Part, number>()) };
+  }
+  const windows: { database: number; parts: CpuReading }[] = [];
   for (let i = 0; i < REST_WINDOWS; i++) {
-    const before = processSeconds(databasePid);
+    const before = { database: processSeconds(databasePid), parts: read() };
     await sleep(WINDOW_MS);
-    windows.push(processSeconds(databasePid) - before);
+    windows.push({
+      database: processSeconds(databasePid) - before.database,
+      parts: cpuBetween(before.parts, read()),
+    });
   }
   // A low quantile: the first windows may still hold the compaction the warm-up left.
-  const rest = windows.sort((a, b) => a - b)[2]!;
+  const low = (values: number[]) => values.sort((a, b) => a - b)[2]!;
+  const rest = low(windows.map((w) => w.database));
+  const restPerSecond = new Map(
+    (stack?.parts() ?? []).map((part) => [
+      part,
+      low(windows.map((w) => w.parts.get(part) ?? 0)) / (WINDOW_MS / 1000),
+    ]),
+  );
   const busy = 2 * rest + TICK_SECONDS;
   const polls = WINDOW_MS / POLL_MS;
   return {
     /** CPU ms the database spends at rest per window. */
     restMs: rest * 1000,
-    async settled(): Promise<void> {
+    /** Waits until the database is at rest; the stack's CPU at rest over the wait, by part. */
+    async settled(): Promise<CpuReading> {
+      const started = performance.now();
       const readings = [processSeconds(databasePid)];
-      for (let waited = 0; waited < SETTLE_AT_MOST_MS; waited += POLL_MS) {
+      const atRest = () => {
+        const n = readings.length;
+        return n > polls && readings[n - 1]! - readings[n - 1 - polls]! <= busy;
+      };
+      for (let waited = 0; waited < SETTLE_AT_MOST_MS && !atRest(); waited += POLL_MS) {
         await sleep(POLL_MS);
         readings.push(processSeconds(databasePid));
-        const n = readings.length;
-        if (n > polls && readings[n - 1]! - readings[n - 1 - polls]! <= busy) return;
       }
-      console.error(`the database was still busy ${SETTLE_AT_MOST_MS / 1000} s after a run`);
+      if (!atRest()) {
+        console.error(`the database was still busy ${SETTLE_AT_MOST_MS / 1000} s after a run`);
+      }
+      const seconds = (performance.now() - started) / 1000;
+      return new Map([...restPerSecond].map(([part, perSecond]) => [part, perSecond * seconds]));
     },
   };
 }

@@ -1,0 +1,100 @@
+import type { CpuReading, Part } from '../../bench/support/cpu';
+import { interleave } from '../../bench/support/rounds';
+
+/**
+ * A stack meter whose CPU only moves when told: each variant's run spends a known amount, and the
+ * settling wait after it spends the stack's rest, which the wait reports back.
+ */
+function scriptedStack() {
+  let worker = 0;
+  return {
+    meter: {
+      parts: (): Part[] => ['worker'],
+      read: (): CpuReading => new Map([['worker', worker]]),
+    },
+    spend(seconds: number) {
+      worker += seconds;
+    },
+  };
+}
+
+describe('benchmark rounds', () => {
+  beforeEach(() => jest.spyOn(console, 'error').mockImplementation(() => undefined));
+  afterEach(() => jest.restoreAllMocks());
+
+  const options = { minRounds: 3, maxRounds: 3, tolerance: 0.1 };
+
+  it("leaves out what the stack spent at rest while a run's effects settled", async () => {
+    const stack = scriptedStack();
+    // The alert's run leaves more to settle than the floor's: a longer wait, more idle CPU.
+    let waitAfter = 0;
+    const comparison = await interleave(
+      {
+        floor: () => {
+          stack.spend(1);
+          waitAfter = 0.5;
+          return Promise.resolve({ ops: 10, seconds: 1 });
+        },
+        alert: () => {
+          stack.spend(2);
+          waitAfter = 1.5;
+          return Promise.resolve({ ops: 10, seconds: 1 });
+        },
+      },
+      stack.meter,
+      {
+        ...options,
+        settle: () => {
+          stack.spend(waitAfter);
+          return Promise.resolve(new Map([['worker', waitAfter]]));
+        },
+      },
+    );
+    const [floor, alert] = comparison.rows;
+    expect(floor!.cpu.get('worker')).toBeCloseTo(100);
+    expect(alert!.cpu.get('worker')).toBeCloseTo(200);
+    expect(alert!.cpuRatio).toBeCloseTo(2);
+  });
+
+  it('never counts a part below zero', async () => {
+    const stack = scriptedStack();
+    const comparison = await interleave(
+      {
+        quiet: () => Promise.resolve({ ops: 10, seconds: 1 }),
+        busy: () => {
+          stack.spend(1);
+          return Promise.resolve({ ops: 10, seconds: 1 });
+        },
+      },
+      stack.meter,
+      {
+        ...options,
+        // A rest estimate above what the wait really cost (a reading at rest can be high).
+        settle: () => Promise.resolve(new Map([['worker', 0.2]])),
+      },
+    );
+    expect(comparison.rows[0]!.cpu.get('worker')).toBe(0);
+    expect(comparison.rows[1]!.cpu.get('worker')).toBeCloseTo(80);
+  });
+
+  it('counts the whole wait when the settling reports nothing', async () => {
+    const stack = scriptedStack();
+    const whole = await interleave(
+      {
+        floor: () => {
+          stack.spend(1);
+          return Promise.resolve({ ops: 10, seconds: 1 });
+        },
+      },
+      stack.meter,
+      {
+        ...options,
+        settle: () => {
+          stack.spend(0.5);
+          return Promise.resolve();
+        },
+      },
+    );
+    expect(whole.rows[0]!.cpu.get('worker')).toBeCloseTo(150);
+  });
+});
