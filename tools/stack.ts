@@ -30,7 +30,15 @@ export interface ManagedProcess {
   stop(): Promise<void>;
 }
 
-/** Spawns in its own process group so Ctrl-C reaches only the parent, which stops children in order. */
+/** Process groups of children still running, ended should this process exit without stopping them. */
+const running = new Set<number>();
+let endOnExit = false;
+
+/**
+ * Spawns in its own process group so Ctrl-C reaches only the parent, which stops children in order.
+ * A parent that exits without stopping them (a crash, a benchmark's uncaught error) sends their
+ * groups SIGTERM as it goes, so no database, Temporal or worker is left running on its own.
+ */
 export function spawnManaged(
   command: string,
   args: string[],
@@ -48,6 +56,23 @@ export function spawnManaged(
     child.once('exit', (code) => done(code));
     child.once('error', () => done(-1));
   });
+  const group = child.pid;
+  if (group) {
+    running.add(group);
+    void exited.then(() => running.delete(group));
+    if (!endOnExit) {
+      endOnExit = true;
+      process.once('exit', () => {
+        for (const pid of running) {
+          try {
+            process.kill(-pid, 'SIGTERM');
+          } catch {
+            // already gone
+          }
+        }
+      });
+    }
+  }
   const signal = (sig: NodeJS.Signals) => {
     try {
       if (child.pid) process.kill(-child.pid, sig);
