@@ -43,8 +43,7 @@ const { values } = parseArgs({
 const LEVELS = String(values.levels).split(',').map(Number);
 /**
  * Enough workflows per round that a level's steady state dominates its ramp-up (ten waves), and
- * that a run is long enough for the stack's own bursts (a collector's cycle, a checkpoint) to
- * average out: at least 200 workflows.
+ * that a run's few seconds outweigh the settling wait after it (2.75 s at least): at least 200.
  */
 const countAt = (concurrency: number) => Math.max(200, concurrency * 10);
 

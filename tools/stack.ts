@@ -32,7 +32,15 @@ export interface ManagedProcess {
 
 /** Process groups of children still running, ended should this process exit without stopping them. */
 const running = new Set<number>();
-let endOnExit = false;
+process.once('exit', () => {
+  for (const group of running) {
+    try {
+      process.kill(-group, 'SIGTERM');
+    } catch {
+      // already gone
+    }
+  }
+});
 
 /**
  * Spawns in its own process group so Ctrl-C reaches only the parent, which stops children in order.
@@ -60,18 +68,6 @@ export function spawnManaged(
   if (group) {
     running.add(group);
     void exited.then(() => running.delete(group));
-    if (!endOnExit) {
-      endOnExit = true;
-      process.once('exit', () => {
-        for (const pid of running) {
-          try {
-            process.kill(-pid, 'SIGTERM');
-          } catch {
-            // already gone
-          }
-        }
-      });
-    }
   }
   const signal = (sig: NodeJS.Signals) => {
     try {
