@@ -11,7 +11,11 @@
  * run ends once the database is back at rest (bench/support/warm-up.ts). The unconfigured
  * built-in channels (email, chat) are part of every alert, as on a fresh deployment.
  *
- *   npm run bench:alert-path -- [--levels 1,10,50] [--untuned] [--min-rounds 5] [--max-rounds 15]
+ *   npm run bench:alert-path -- [--levels 1,10,50] [--untuned] [--min-rounds 5] [--max-rounds 30]
+ *
+ * Up to 30 rounds a level by default (15 elsewhere): on the shared 2-core machine a level's ratios
+ * resolved to ±10 % only after 23 and 29 rounds (one run's CPU per workflow varies by 9–16 %), and
+ * two runs resolved that way agreed within 10 %. A level then takes 20–35 minutes.
  *
  * `--untuned` starts the dev server without `DEV_SERVER_TUNING` (tools/stack.ts), to measure it.
  * Worker tuning comes from the environment (`WORKER_ACTIVITY_SLOTS`, …), as in `bench:workers`;
@@ -28,7 +32,7 @@ import { tripwirePayload } from '../test/support/alerts';
 import type { floorWorkflow } from '../workflows';
 import type { ReadyAlertInput } from '../workflows/shared';
 import { pool } from './support/latency';
-import { interleave, printComparison, roundOptions, type Variant } from './support/rounds';
+import { interleave, printComparison, roundOptionsWith, type Variant } from './support/rounds';
 import { databaseSettler, warmUp } from './support/warm-up';
 import { storeStatus } from './support/store-status';
 import { startWorkerStack } from './support/worker-stack';
@@ -41,6 +45,7 @@ const { values } = parseArgs({
   strict: false,
 });
 const LEVELS = String(values.levels).split(',').map(Number);
+const rounds = roundOptionsWith({ maxRounds: 30 });
 /**
  * Enough workflows per round that a level's steady state dominates its ramp-up (ten waves), and
  * that a run's few seconds outweigh the settling wait after it (2.75 s at least): at least 200.
@@ -144,7 +149,7 @@ async function main(): Promise<void> {
         .join(', ');
       printComparison(
         `${concurrency} at a time, ${count} workflows a round; dev server ${values.untuned ? 'untuned' : 'tuned'}; ${tuning}`,
-        await interleave(variants, cpu, { ...roundOptions, settle: database.settled }),
+        await interleave(variants, cpu, { ...rounds, settle: database.settled }),
       );
     }
 

@@ -1,5 +1,5 @@
 import type { CpuReading, Part } from '../../bench/support/cpu';
-import { interleave } from '../../bench/support/rounds';
+import { interleave, roundOptionsWith } from '../../bench/support/rounds';
 
 /**
  * A stack meter whose CPU only moves when told: each variant's run spends a known amount, and the
@@ -96,5 +96,15 @@ describe('benchmark rounds', () => {
       },
     );
     expect(whole.rows[0]!.cpu.get('worker')).toBeCloseTo(150);
+  });
+
+  it("takes a benchmark's own round limit unless the command line gives one", () => {
+    expect(roundOptionsWith({ maxRounds: 30 }, [])).toEqual({
+      minRounds: 5,
+      maxRounds: 30,
+      tolerance: 0.1,
+    });
+    expect(roundOptionsWith({}, []).maxRounds).toBe(15);
+    expect(roundOptionsWith({ maxRounds: 30 }, ['--max-rounds', '8']).maxRounds).toBe(8);
   });
 });
