@@ -336,24 +336,34 @@ describe('reads', () => {
 
 /**
  * A server of the block's own, in a data folder of its own, which `prepare` fills before the first
- * start; `killAndRestart` SIGKILLs it and starts it again on the same folder.
+ * start; `killAndRestart` SIGKILLs it and starts it again on the same folder. A server that exits
+ * on its own prints what it wrote (its warnings and errors: an out-of-memory exit says so).
  */
 function ownServer(prefix: string, prepare?: (dataDir: string) => Promise<void>) {
   const own = {
     dataDir: '',
     server: undefined as unknown as LocalMongo,
     client: undefined as unknown as MongoClient,
+    /** Set while this test ends the server itself. */
+    ending: false,
     async start() {
+      const lines: string[] = [];
       own.server = await startLocalMongo({
         dataDir: own.dataDir,
         port: await freePort(),
-        log: () => {},
+        log: (line) => lines.push(line),
+      });
+      void own.server.process.exited.then((code) => {
+        if (!own.ending)
+          console.error(`the database server exited (code ${code}):\n${lines.join('\n')}`);
       });
       own.client = await MongoClient.connect(own.server.address);
     },
     async killAndRestart() {
+      own.ending = true;
       process.kill(-own.server.process.child.pid!, 'SIGKILL');
       await own.server.process.exited;
+      own.ending = false;
       await own.client.close(true);
       await own.start();
     },
@@ -365,6 +375,7 @@ function ownServer(prefix: string, prepare?: (dataDir: string) => Promise<void>)
   });
   afterAll(async () => {
     await own.client.close(true);
+    own.ending = true;
     await own.server.stop();
     await rm(own.dataDir, { recursive: true, force: true });
   });
@@ -577,6 +588,53 @@ describe('commands over more documents than the database server holds in memory 
     expect(await docs().countDocuments({})).toBe(left);
     expect(await docs().countDocuments({ k: { $gte: 10_000 } })).toBe(changed); // through the index
     expect(await docs().countDocuments({ k: { $lt: 10_000 } })).toBe(left - changed);
+  }, 240_000);
+});
+
+describe('pages waiting for a commit', () => {
+  // Changed pages stay in the heap beside the full page cache until a commit serializes them into
+  // one buffer. At the smallest heap (256 MB), bulk inserts on several connections left 50 MB of
+  // them for the periodic commit, which ran the heap out (GroupCommit.UNSAVED_BYTES).
+  const own = ownServer('contract-unsaved-');
+  const docs = () =>
+    own.client.db('bulk').collection<{ _id: number; k: number; pad: string }>('docs');
+
+  it('when four connections insert 300 MB as fast as they can, then fewer than 8 MB of changed pages wait for a commit and the server stays up with every document', async () => {
+    const status = async () =>
+      (
+        (await own.client.db('admin').command({ serverStatus: 1 })) as {
+          tripwireStore?: { unsavedBytes: number };
+        }
+      ).tripwireStore;
+    if (!(await status())) return; // mongod: WiredTiger bounds its own dirty cache
+    const pid = own.server.pid;
+    await docs().createIndex({ k: 1 });
+    const pad = 'x'.repeat(10_000);
+    const total = 30_000;
+    const batch = 200; // 2 MB a command
+    let most = 0;
+    let inserting = true;
+    const watching = (async () => {
+      while (inserting) {
+        most = Math.max(most, (await status())!.unsavedBytes);
+        await sleep(20);
+      }
+    })();
+    await Promise.all(
+      [0, 1, 2, 3].map(async (connection) => {
+        for (let from = connection * batch; from < total; from += 4 * batch) {
+          await docs().insertMany(
+            Array.from({ length: batch }, (_, n) => ({ _id: from + n, k: (from + n) % 1000, pad })),
+          );
+        }
+      }),
+    );
+    inserting = false;
+    await watching;
+    expect(most).toBeGreaterThan(0);
+    expect(most).toBeLessThan(8 * 2 ** 20);
+    expect(await docs().countDocuments({})).toBe(total);
+    expect(own.server.pid).toBe(pid);
   }, 240_000);
 });
 

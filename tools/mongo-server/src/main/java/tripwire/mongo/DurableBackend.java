@@ -20,7 +20,8 @@ import io.netty.channel.Channel;
  * <li>a write is in the redo log's file before it is acknowledged, so a killed server keeps it
  * (unless sent with `j: false`), and one sent with `j: true` or `w: "majority"` is committed to the
  * store and synced to disk too (see {@link GroupCommit});
- * `serverStatus` counts the syncs (`tripwireStore.syncs`);</li>
+ * `serverStatus` counts the syncs (`tripwireStore.syncs`) and the memory of the pages changed since
+ * the last commit (`tripwireStore.unsavedBytes`);</li>
  * <li>an insert with duplicate keys reports how many documents went in (the library reports all
  * of them, while its per-document errors are right);</li>
  * <li>the `tripwireScans` command lists queries that no index served (see {@link ScanLog});</li>
@@ -83,7 +84,8 @@ final class DurableBackend extends H2Backend {
                 .append("fileFillPercent", store.getFillRate())
                 .append("chunksFillPercent", store.getFileStore().getChunksFillRate())
                 .append("cacheMB", store.getCacheSize())
-                .append("cacheUsedMB", store.getCacheSizeUsed()));
+                .append("cacheUsedMB", store.getCacheSizeUsed())
+                .append("unsavedBytes", store.getUnsavedMemory()));
         }
         return response;
     }

@@ -45,6 +45,16 @@ final class GroupCommit {
      */
     static final int COMMIT_EVERY_MS = 1000;
     /**
+     * The store is also committed once the pages changed since the last commit take this much
+     * memory: after a write command, and within one between two documents ({@link
+     * RedoLog#betweenDocuments}), so they never pass twice this. They stay in the heap beside the
+     * full page cache until a commit, which serializes them all into one buffer; a second of bulk
+     * inserts at the smallest heap changed 50 MB of pages, and that commit ran the heap out. The
+     * service's own writes change under 1 MB a second (the alert path at 50 at a time), so only bulk
+     * writes commit early.
+     */
+    static final int UNSAVED_BYTES = 4 << 20;
+    /**
      * Compaction runs once a second while the live data fills less than this share (%) of the
      * chunks, or the chunks less than this share of the file. The file holds the live data over
      * the product of the two; at 75 each dipped to 55-60 % under the service's synced writes, and
@@ -156,6 +166,9 @@ final class GroupCommit {
                     syncAlone();
                 } else {
                     log.end(acknowledge != Acknowledge.APPLIED);
+                    if (store.getUnsavedMemory() >= UNSAVED_BYTES) {
+                        commitAlone();
+                    }
                 }
                 frame = log.last();
             }

@@ -35,20 +35,13 @@ import org.h2.mvstore.type.DataType;
  * Everything here but {@link #syncThrough} runs under {@link GroupCommit}'s lock, held by one
  * write command or one commit at a time. A command that creates or removes a map (a new
  * collection or index, a drop) is committed and synced instead of logged, as is one that changes
- * more than {@link #MAX_FRAME} or {@link #PARTWAY_BYTES}.
+ * more than {@link #MAX_FRAME} or {@link GroupCommit#UNSAVED_BYTES}.
  */
 final class RedoLog {
 
     /** A frame: its length and checksum (of what follows), its number, then its changes. */
     private static final int HEADER = 16;
     private static final int MAX_FRAME = 16 << 20;
-    /**
-     * A command whose changes take this much of the store's memory commits them, between two
-     * documents, and is synced rather than logged: the pages a command changes stay in the heap
-     * until a commit, beside the page cache, and an `updateMany` over a store larger than the heap
-     * ran out of it.
-     */
-    private static final int PARTWAY_BYTES = 4 << 20;
     /**
      * A log file larger than this (bulk writes between two syncs) is cut when it starts over; the
      * service's own writes between two syncs take a few KB.
@@ -180,13 +173,13 @@ final class RedoLog {
 
     /**
      * Called after each document a command writes (whole: with its index entries). Once the
-     * command's changes pass {@link #PARTWAY_BYTES}, they are committed, and the command is synced
+     * command's changes pass {@link GroupCommit#UNSAVED_BYTES}, they are committed, and the command is synced
      * when it ends rather than logged. A server killed before then keeps the documents it had
      * written by the last such commit, as MongoDB keeps part of a multi-document write that did not
      * finish.
      */
     void betweenDocuments() {
-        if (Thread.currentThread() != writer || store.getUnsavedMemory() - unsavedBefore < PARTWAY_BYTES) {
+        if (Thread.currentThread() != writer || store.getUnsavedMemory() - unsavedBefore < GroupCommit.UNSAVED_BYTES) {
             return;
         }
         syncInstead = true;
