@@ -288,6 +288,17 @@ describe('reads', () => {
     if (before) expect(await scanLog(db)).toEqual(before);
   });
 
+  it('when the count and distinct commands take more matches than a first batch holds, then they answer for every one', async () => {
+    // Through the index, then through no index: each once more than a find's first batch (101).
+    for (const query of [{ account: 'a1' }, { at: { $gte: 1500 } }]) {
+      const matching = (await events().find(query).toArray()).length;
+      expect(matching).toBeGreaterThan(101);
+      expect((await db.command({ count: 'events', query })).n).toBe(matching);
+      expect((await db.command({ count: 'events', query, skip: 10, limit: 500 })).n).toBe(500);
+      expect(await events().distinct('_id', query)).toHaveLength(matching);
+    }
+  });
+
   it('when a query filters on a field no index covers, then the check says so', async () => {
     expect(await servedByIndex(db, 'events', { at: 5 }, {})).toBe(false);
   });
@@ -556,6 +567,44 @@ describe('commands over more documents than the database server holds in memory 
     }
     expect(read).toBe(count);
     expect(ids.size).toBe(count);
+    expect(own.server.pid).toBe(pid);
+  }, 240_000);
+
+  it('when a find no index serves walks every document, batch by batch, then each arrives once, a skip passes over its share, and the server stays up', async () => {
+    const pid = own.server.pid;
+    const ids = new Set<number>();
+    for await (const doc of docs().find({ v: 1 }).batchSize(500)) ids.add(doc._id);
+    expect(ids.size).toBe(count);
+    let after = 0;
+    for await (const doc of docs().find({}).skip(60_000)) {
+      expect(doc._id).toBeGreaterThanOrEqual(0);
+      after++;
+    }
+    expect(after).toBe(count - 60_000);
+    expect(own.server.pid).toBe(pid);
+  }, 240_000);
+
+  it("when a sort no index serves asks for a few documents, then it holds only those; asked for all of them, the embedded server refuses it with MongoDB's error, and stays up", async () => {
+    const pid = own.server.pid;
+    const firstThree = await docs().find({}).sort({ v: 1, _id: -1 }).limit(3).toArray();
+    expect(firstThree.map((doc) => doc._id)).toEqual([count - 1, count - 2, count - 3]);
+    const skipped = await docs().find({}).sort({ v: -1 }).skip(10).limit(2).toArray();
+    expect(skipped.map((doc) => doc._id)).toEqual([10, 11]); // ties keep the store's order
+    if (own.server.description.startsWith('embedded')) {
+      // MongoDB sorts what passes its memory limit on disk; the embedded server has no such sort.
+      const refused = { code: 292, codeName: 'QueryExceededMemoryLimitNoDiskUseAllowed' };
+      await expect(docs().find({}).sort({ v: 1 }).toArray()).rejects.toMatchObject(refused);
+      await expect(
+        docs()
+          .aggregate([{ $sort: { v: 1 } }])
+          .toArray(),
+      ).rejects.toMatchObject(refused);
+    }
+    const groups = await docs()
+      .aggregate([{ $group: { _id: '$k', n: { $sum: 1 } } }, { $sort: { _id: 1 } }])
+      .toArray();
+    expect(groups).toHaveLength(1000);
+    expect(groups[0]).toEqual({ _id: 0, n: count / 1000 });
     expect(own.server.pid).toBe(pid);
   }, 240_000);
 

@@ -26,7 +26,8 @@ import io.netty.channel.Channel;
  * of them, while its per-document errors are right);</li>
  * <li>the `tripwireScans` command lists queries that no index served (see {@link ScanLog});</li>
  * <li>an aggregation that opens with `$match` reads through the indexes (see
- * {@link IndexedCollection#LEADING_MATCH}).</li>
+ * {@link IndexedCollection#LEADING_MATCH}), and one that sorts every document its source gives
+ * fails past the sort's budget rather than run the heap out ({@link IndexedCollection#SORTED_SOURCE}).</li>
  * </ul>
  */
 final class DurableBackend extends H2Backend {
@@ -53,10 +54,14 @@ final class DurableBackend extends H2Backend {
         }
         rememberAppName(channel, command, query);
         ScanLog.CALLER.set(appNames.get(channel));
-        if (command.equals("aggregate") && query.get("pipeline") instanceof List<?> pipeline
-            && !pipeline.isEmpty() && pipeline.get(0) instanceof Document first
-            && first.get("$match") instanceof Document match) {
-            IndexedCollection.LEADING_MATCH.set(match);
+        if (command.equals("aggregate") && query.get("pipeline") instanceof List<?> pipeline) {
+            if (!pipeline.isEmpty() && pipeline.get(0) instanceof Document first
+                && first.get("$match") instanceof Document match) {
+                IndexedCollection.LEADING_MATCH.set(match);
+            }
+            if (sortsEverySourceDocument(pipeline)) {
+                IndexedCollection.SORTED_SOURCE.set(true);
+            }
         }
         // Pages this command reads stay on disk until it is done, however long it scans (the
         // store keeps no old versions otherwise, see Main).
@@ -71,6 +76,7 @@ final class DurableBackend extends H2Backend {
             store.deregisterVersionUsage(reading);
             ScanLog.CALLER.remove();
             IndexedCollection.LEADING_MATCH.remove();
+            IndexedCollection.SORTED_SOURCE.remove();
         }
         if (command.equals("insert")) {
             correctInsertedCount(query, response);
@@ -98,6 +104,25 @@ final class DurableBackend extends H2Backend {
         "killcursors", "hello", "ismaster", "ping", "buildinfo", "serverstatus", "dbstats", "collstats",
         "listcollections", "listindexes", "listdatabases", "endsessions", "explain", "getparameter",
         "getcmdlineopts", "connectionstatus", "whatsmyuri", "getlog", "hostinfo");
+
+    /** Stages after which fewer documents than the source gave go on (groups, a count, a limit). */
+    private static final Set<String> REDUCING = Set.of("$group", "$bucket", "$bucketAuto", "$count",
+        "$sortByCount", "$limit");
+
+    /** Whether a `$sort` comes before any stage that reduces the documents. */
+    private static boolean sortsEverySourceDocument(List<?> pipeline) {
+        for (Object stage : pipeline) {
+            if (stage instanceof Document document) {
+                if (document.containsKey("$sort")) {
+                    return true;
+                }
+                if (document.keySet().stream().anyMatch(REDUCING::contains)) {
+                    return false;
+                }
+            }
+        }
+        return false;
+    }
 
     /** An aggregation that ends in `$out` or `$merge` writes a collection. */
     private static boolean writesOut(Document query) {

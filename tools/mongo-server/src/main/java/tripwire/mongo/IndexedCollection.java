@@ -2,9 +2,11 @@ package tripwire.mongo;
 
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.Iterator;
 import java.util.List;
 import java.util.NoSuchElementException;
 import java.util.Objects;
+import java.util.PriorityQueue;
 import java.util.UUID;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
@@ -20,11 +22,13 @@ import de.bwaldvogel.mongo.backend.CursorRegistry;
 import de.bwaldvogel.mongo.backend.DocumentWithPosition;
 import de.bwaldvogel.mongo.backend.Index;
 import de.bwaldvogel.mongo.backend.Missing;
+import de.bwaldvogel.mongo.backend.QueryParameters;
 import de.bwaldvogel.mongo.backend.QueryResult;
 import de.bwaldvogel.mongo.backend.Utils;
 import de.bwaldvogel.mongo.backend.ValueComparator;
 import de.bwaldvogel.mongo.bson.Document;
 import de.bwaldvogel.mongo.bson.ObjectId;
+import de.bwaldvogel.mongo.exception.MongoServerError;
 import de.bwaldvogel.mongo.oplog.Oplog;
 
 /**
@@ -32,7 +36,8 @@ import de.bwaldvogel.mongo.oplog.Oplog;
  * layout as the library's H2 collection, see {@link BsonDocumentType}), and whose queries use the
  * index that serves them best: one whose order is the sort (so a limit stops early), then the one
  * that serves the most keys; the library itself uses an index only when a query names exactly its
- * keys. A query no index serves is a full scan, answered as before and written to the scan log.
+ * keys. A query no index serves is a full scan of the store, batch by batch when unsorted ({@link
+ * StoreWalk}), and written to the scan log.
  */
 final class IndexedCollection extends AbstractSynchronizedMongoCollection<Object> {
 
@@ -71,14 +76,19 @@ final class IndexedCollection extends AbstractSynchronizedMongoCollection<Object
                 }
             }
         }
+        boolean unsorted = orderBy == null || orderBy.isEmpty();
+        boolean batched = TAKING.get() == Taking.BATCHES;
         if (best == null) {
-            if (!query.isEmpty() || (orderBy != null && !orderBy.isEmpty())) {
+            if (!query.isEmpty() || !unsorted) {
                 ScanLog.SHARED.record(getFullName(), query, orderBy);
+            }
+            if (batched && unsorted) {
+                return batchByBatch(query, new StoreWalk<>(documents), skip, limit, batchSize, fieldSelector);
             }
             return matchDocuments(query, orderBy, skip, limit, batchSize, fieldSelector);
         }
-        if (TAKING.get() == Taking.LIST && skip == 0 && (best.ordered() || orderBy == null || orderBy.isEmpty())) {
-            return batchByBatch(query, best.walk(), limit, batchSize, fieldSelector);
+        if (batched && (best.ordered() || unsorted)) {
+            return batchByBatch(query, best.walk(), skip, limit, batchSize, fieldSelector);
         }
         Stream<Document> documents = best.positions().map(this::getDocument);
         if (best.ordered()) {
@@ -89,11 +99,11 @@ final class IndexedCollection extends AbstractSynchronizedMongoCollection<Object
     }
 
     /** The first batch, and a cursor that reads the rest as it is asked for ({@link IndexCursor}). */
-    private QueryResult batchByBatch(Document query, OrderedIndex.Walk walk, int limit, int batchSize,
+    private QueryResult batchByBatch(Document query, IndexCursor.Positions walk, int skip, int limit, int batchSize,
                                      Document fieldSelector) {
         IndexCursor cursor = new IndexCursor(cursorRegistry.generateCursorId(), walk, this::getDocument,
             document -> documentMatchesQuery(document, query), documents -> projected(documents, fieldSelector),
-            limit);
+            skip, limit);
         List<Document> first = cursor.takeDocuments(batchSize > 0 ? batchSize : IndexCursor.FIRST_BATCH);
         if (cursor.isEmpty()) {
             return new QueryResult(first);
@@ -169,11 +179,16 @@ final class IndexedCollection extends AbstractSynchronizedMongoCollection<Object
      * out of a 256 MB heap, and the server with it).
      */
     private enum Taking {
-        /** The library's list: what a `find` answers from, batch by batch. */
+        /** The library's list, every match at once: what a `findAndModify` takes its one from. */
         LIST,
         /**
-         * One at a time, as they are asked for: by an aggregation's pipeline, or by an update or a
-         * delete of one document, which stops at the first.
+         * A `find`'s: its first batch, and a cursor that reads the rest as the client asks for them
+         * ({@link IndexCursor}), unless the find sorts in memory.
+         */
+        BATCHES,
+        /**
+         * One at a time, as they are asked for: by an aggregation's pipeline, a `count` or a
+         * `distinct`, or by an update or a delete of one document, which stops at the first.
          */
         STREAM,
         /**
@@ -197,6 +212,25 @@ final class IndexedCollection extends AbstractSynchronizedMongoCollection<Object
         }
     }
 
+    /** A `find`, or the source of a command that takes its matches its own way (an aggregation's). */
+    @Override
+    public QueryResult handleQuery(QueryParameters query) {
+        if (TAKING.get() != Taking.LIST) {
+            return super.handleQuery(query);
+        }
+        return taking(Taking.BATCHES, () -> super.handleQuery(query));
+    }
+
+    @Override
+    public int count(Document query, int skip, int limit) {
+        return taking(Taking.STREAM, () -> super.count(query, skip, limit));
+    }
+
+    @Override
+    public Document handleDistinct(Document query) {
+        return taking(Taking.STREAM, () -> super.handleDistinct(query));
+    }
+
     @Override
     public Document updateDocuments(Document selector, Document updateQuery, ArrayFilters arrayFilters,
                                     boolean isMulti, boolean isUpsert, Oplog oplog) {
@@ -213,8 +247,15 @@ final class IndexedCollection extends AbstractSynchronizedMongoCollection<Object
     protected QueryResult matchDocumentsFromStream(Document query, Stream<Document> documentStream, int skip,
                                                    int limit, int batchSize, Comparator<Document> comparator,
                                                    Document fieldSelector) {
+        if (comparator != null) {
+            long keep = limit > 0 ? (long) skip + limit : 0;
+            List<Document> sorted = sortedWithinBudget(
+                documentStream.filter(document -> documentMatchesQuery(document, query)), comparator, keep);
+            return super.matchDocumentsFromStream(query, sorted.stream(), skip, limit, batchSize, comparator,
+                fieldSelector);
+        }
         Taking taking = TAKING.get();
-        if (taking == Taking.LIST || comparator != null || skip > 0 || (fieldSelector != null && !fieldSelector.isEmpty())
+        if (taking == Taking.LIST || taking == Taking.BATCHES || skip > 0 || (fieldSelector != null && !fieldSelector.isEmpty())
             || (taking == Taking.IDS && !"_id".equals(getIdField()))) {
             return super.matchDocumentsFromStream(query, documentStream, skip, limit, batchSize, comparator,
                 fieldSelector);
@@ -233,6 +274,52 @@ final class IndexedCollection extends AbstractSynchronizedMongoCollection<Object
             .map(this::getDocument)
             .filter(Objects::nonNull)
             .iterator());
+    }
+
+    /**
+     * A sort no index serves holds its matches in the heap beside the page cache: the first `keep`
+     * of them in the sort's order when the find has a limit (0: every one), and at most this share
+     * of the heap, counted at the collection's average document size. Past it the command fails
+     * as MongoDB's does past its 100 MB, rather than running the heap out: at the smallest heap a
+     * `find().sort().limit(5)` on an unindexed field over 200,000 documents of 1 KB took the server
+     * down.
+     */
+    private static final int SORT_HEAP_DIVISOR = 64;
+
+    private List<Document> sortedWithinBudget(Stream<Document> matches, Comparator<Document> comparator, long keep) {
+        long most = sortableDocuments();
+        // Ties keep the order the matches came in, as the library's stable sort kept them.
+        Comparator<Ranked> order = Comparator.comparing(Ranked::document, comparator).thenComparingLong(Ranked::rank);
+        PriorityQueue<Ranked> held = new PriorityQueue<>(order.reversed());
+        Iterator<Document> each = matches.iterator();
+        for (long rank = 0; each.hasNext(); rank++) {
+            held.add(new Ranked(each.next(), rank));
+            if (keep > 0 && held.size() > keep) {
+                held.poll();
+            }
+            if (held.size() > most) {
+                throw sortExceeded();
+            }
+        }
+        return held.stream().sorted(order).map(Ranked::document).toList();
+    }
+
+    /** How many of this collection's documents, at their average size, a sort may hold. */
+    private long sortableDocuments() {
+        long average = ((Number) meta.get(DATA_SIZE)).longValue() / Math.max(1, documents.sizeAsLong());
+        return sortBudget() / Math.max(1, average);
+    }
+
+    private static long sortBudget() {
+        return Runtime.getRuntime().maxMemory() / SORT_HEAP_DIVISOR;
+    }
+
+    private static MongoServerError sortExceeded() {
+        return new MongoServerError(292, "QueryExceededMemoryLimitNoDiskUseAllowed", "Sort exceeded memory limit of "
+            + sortBudget() + " bytes, but did not opt in to external sorting: add an index that serves the sort, or a limit");
+    }
+
+    private record Ranked(Document document, long rank) {
     }
 
     @Override
@@ -274,15 +361,34 @@ final class IndexedCollection extends AbstractSynchronizedMongoCollection<Object
      */
     static final ThreadLocal<Document> LEADING_MATCH = new ThreadLocal<>();
 
+    /**
+     * Set while the aggregation this thread is running sorts every document its source gives (a
+     * `$sort` before any stage that reduces them): the library's `$sort` holds them all, so the
+     * source fails the command past the sort's budget (see {@link #SORT_HEAP_DIVISOR}).
+     */
+    static final ThreadLocal<Boolean> SORTED_SOURCE = new ThreadLocal<>();
+
     @Override
     public Stream<Document> queryAllAsStream() {
         Document match = LEADING_MATCH.get();
-        if (match != null) {
-            LEADING_MATCH.remove(); // only the pipeline's own source, not a later stage's
-        } else {
+        boolean sorted = Boolean.TRUE.equals(SORTED_SOURCE.get());
+        // Only the pipeline's own source, not a later stage's.
+        LEADING_MATCH.remove();
+        SORTED_SOURCE.remove();
+        if (match == null) {
             ScanLog.SHARED.record(getFullName(), new Document("$aggregate", 1), null);
         }
-        return taking(Taking.STREAM, () -> handleQueryAsStream(match != null ? match : new Document()));
+        Stream<Document> source = taking(Taking.STREAM, () -> handleQueryAsStream(match != null ? match : new Document()));
+        if (!sorted) {
+            return source;
+        }
+        long most = sortableDocuments();
+        long[] given = {0};
+        return source.peek(document -> {
+            if (++given[0] > most) {
+                throw sortExceeded();
+            }
+        });
     }
 
     private static boolean better(OrderedIndex.Scan scan, OrderedIndex.Scan than) {

@@ -88,7 +88,7 @@ final class OrderedIndex extends Index<Object> {
      * batches hold only their place in the index, never an old version of the store (which keeps
      * none, see Main), and see the index as a later command left it, as MongoDB's cursors do.
      */
-    static final class Walk {
+    static final class Walk extends IndexCursor.Positions {
         private final OrderedIndex index;
         private final List<Entry[]> ranges;
         private final boolean reverse;
@@ -100,7 +100,6 @@ final class OrderedIndex extends Index<Object> {
         private int range;
         private Entry last;
         private Iterator<Entry> current;
-        private Object peeked;
 
         private Walk(OrderedIndex index, List<Entry[]> ranges, boolean reverse) {
             this.index = index;
@@ -108,18 +107,13 @@ final class OrderedIndex extends Index<Object> {
             this.reverse = reverse;
         }
 
-        /** Called by each command that goes on with the walk, before it does. */
+        @Override
         void resume() {
             current = null;
         }
 
-        /** The next position, or null once every range is walked. */
-        Object next() {
-            if (peeked != null) {
-                Object position = peeked;
-                peeked = null;
-                return position;
-            }
+        @Override
+        Object advance() {
             while (range < ranges.size()) {
                 if (current == null) {
                     Entry[] bounds = ranges.get(range);
@@ -141,14 +135,6 @@ final class OrderedIndex extends Index<Object> {
                 current = null;
             }
             return null;
-        }
-
-        /** Whether a position is left (it is then read ahead, and handed out next). */
-        boolean hasNext() {
-            if (peeked == null) {
-                peeked = next();
-            }
-            return peeked != null;
         }
     }
 
