@@ -288,7 +288,7 @@ describe('reads', () => {
     if (before) expect(await scanLog(db)).toEqual(before);
   });
 
-  it('when the count and distinct commands take more matches than a first batch holds, then they answer for every one', async () => {
+  it('when the count and distinct commands and a $lookup take more matches than a first batch holds, then they answer for every one', async () => {
     // Through the index, then through no index: each once more than a find's first batch (101).
     for (const query of [{ account: 'a1' }, { at: { $gte: 1500 } }]) {
       const matching = (await events().find(query).toArray()).length;
@@ -297,6 +297,16 @@ describe('reads', () => {
       expect((await db.command({ count: 'events', query, skip: 10, limit: 500 })).n).toBe(500);
       expect(await events().distinct('_id', query)).toHaveLength(matching);
     }
+    // A `$lookup` reads its matches the same way: 1,000 events an account, through the index.
+    await db.collection('lookup_accounts').insertMany([{ _id: 'a1' }, { _id: 'a2' }] as never[]);
+    const joined = await db
+      .collection('lookup_accounts')
+      .aggregate<{ _id: string; events: unknown[] }>([
+        { $lookup: { from: 'events', localField: '_id', foreignField: 'account', as: 'events' } },
+        { $sort: { _id: 1 } },
+      ])
+      .toArray();
+    expect(joined.map((account) => account.events.length)).toEqual([1000, 1000]);
   });
 
   it('when a query filters on a field no index covers, then the check says so', async () => {

@@ -187,8 +187,9 @@ final class IndexedCollection extends AbstractSynchronizedMongoCollection<Object
          */
         BATCHES,
         /**
-         * One at a time, as they are asked for: by an aggregation's pipeline, a `count` or a
-         * `distinct`, or by an update or a delete of one document, which stops at the first.
+         * One at a time, as they are asked for: by an aggregation's pipeline (its source and its
+         * `$lookup`s), a `count` or a `distinct`, or by an update or a delete of one document,
+         * which stops at the first.
          */
         STREAM,
         /**
@@ -212,13 +213,19 @@ final class IndexedCollection extends AbstractSynchronizedMongoCollection<Object
         }
     }
 
-    /** A `find`, or the source of a command that takes its matches its own way (an aggregation's). */
+    /** A `find`, or the query of a command that takes its matches its own way (see below). */
     @Override
     public QueryResult handleQuery(QueryParameters query) {
         if (TAKING.get() != Taking.LIST) {
             return super.handleQuery(query);
         }
         return taking(Taking.BATCHES, () -> super.handleQuery(query));
+    }
+
+    /** Every match, read as the stream is: an aggregation's source, a `$lookup`'s matches. */
+    @Override
+    public Stream<Document> handleQueryAsStream(Document query) {
+        return taking(Taking.STREAM, () -> super.handleQueryAsStream(query));
     }
 
     @Override
@@ -378,7 +385,7 @@ final class IndexedCollection extends AbstractSynchronizedMongoCollection<Object
         if (match == null) {
             ScanLog.SHARED.record(getFullName(), new Document("$aggregate", 1), null);
         }
-        Stream<Document> source = taking(Taking.STREAM, () -> handleQueryAsStream(match != null ? match : new Document()));
+        Stream<Document> source = handleQueryAsStream(match != null ? match : new Document());
         if (!sorted) {
             return source;
         }
