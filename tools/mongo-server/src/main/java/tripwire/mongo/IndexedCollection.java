@@ -213,7 +213,10 @@ final class IndexedCollection extends AbstractSynchronizedMongoCollection<Object
         }
     }
 
-    /** A `find`, or the query of a command that takes its matches its own way (see below). */
+    /**
+     * A `find` takes its matches batch by batch; a command that set its own way of taking them (an
+     * aggregation's source, a `$lookup`, an update) keeps it.
+     */
     @Override
     public QueryResult handleQuery(QueryParameters query) {
         if (TAKING.get() != Taking.LIST) {
@@ -258,7 +261,8 @@ final class IndexedCollection extends AbstractSynchronizedMongoCollection<Object
             long keep = limit > 0 ? (long) skip + limit : 0;
             List<Document> sorted = sortedWithinBudget(
                 documentStream.filter(document -> documentMatchesQuery(document, query)), comparator, keep);
-            return super.matchDocumentsFromStream(query, sorted.stream(), skip, limit, batchSize, comparator,
+            // Matched and in order already: the library only skips, limits and projects them.
+            return super.matchDocumentsFromStream(new Document(), sorted.stream(), skip, limit, batchSize, null,
                 fieldSelector);
         }
         Taking taking = TAKING.get();

@@ -173,10 +173,10 @@ final class RedoLog {
 
     /**
      * Called after each document a command writes (whole: with its index entries). Once the
-     * command's changes pass {@link GroupCommit#UNSAVED_BYTES}, they are committed, and the command is synced
-     * when it ends rather than logged. A server killed before then keeps the documents it had
-     * written by the last such commit, as MongoDB keeps part of a multi-document write that did not
-     * finish.
+     * command's changes pass {@link GroupCommit#UNSAVED_BYTES}, they are committed, and the command
+     * is synced when it ends rather than logged. A server killed before then keeps the documents it
+     * had written by the last such commit, as MongoDB keeps part of a multi-document write that did
+     * not finish.
      */
     void betweenDocuments() {
         if (Thread.currentThread() != writer || store.getUnsavedMemory() - unsavedBefore < GroupCommit.UNSAVED_BYTES) {
