@@ -3,9 +3,9 @@
  * every process (API client, worker, Temporal dev server, database) of the alert workflow (one
  * webhook channel, and three), each from its start to its result (delivered and recorded), against
  * a workflow with one no-op local activity (the floor, one workflow task: the baseline), one with
- * one no-op activity (two workflow tasks), and the floor started, carried and ended as an alert
- * (its input, memo and search attributes, its outcome set at the end: the engine's share of an
- * alert without its work), on the same dev server and worker, at 1, 10 and 50 concurrent
+ * one no-op activity (two workflow tasks), and the floor started, carried and ended as a
+ * delivered alert (its input, memo and search attributes: the engine's share of an alert without
+ * its work), on the same dev server and worker, at 1, 10 and 50 concurrent
  * workflows. The variants take turns round by round until their ratios are resolved
  * (bench/support/rounds.ts), after a warm-up that leaves every process's code compiled, and each
  * run ends once the database is back at rest (bench/support/warm-up.ts). The unconfigured

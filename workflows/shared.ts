@@ -12,7 +12,10 @@ export const searchAttributes = {
   alertEvent: defineSearchAttributeKey('AlertEvent', SearchAttributeType.KEYWORD),
   threatEventId: defineSearchAttributeKey('ThreatEventId', SearchAttributeType.KEYWORD),
   canaryId: defineSearchAttributeKey('CanaryId', SearchAttributeType.KEYWORD),
-  /** Set when an alert ends: what its deliveries came to (`ALERT_OUTCOMES`). */
+  /**
+   * Set when an alert ends that did not reach every channel: what its deliveries came to
+   * (`ALERT_OUTCOMES` but `delivered`, which a completed alert without it is).
+   */
   deliveryOutcome: defineSearchAttributeKey('DeliveryOutcome', SearchAttributeType.KEYWORD),
 } as const;
 

@@ -2,7 +2,7 @@ import { defaultPayloadConverter, WorkflowNotFoundError } from '@temporalio/comm
 import { google, temporal as proto } from '@temporalio/proto';
 import { DomainError } from '../errors';
 import type { Temporal } from '../temporal/client';
-import { searchAttributes } from '../../workflows/shared';
+import { searchAttributes, type AlertOutcome } from '../../workflows/shared';
 
 type RawExecution = proto.api.workflow.v1.IWorkflowExecutionInfo;
 type HistoryEvent = proto.api.history.v1.IHistoryEvent;
@@ -91,13 +91,25 @@ function keyword(raw: RawExecution, name: string): string | null {
   return typeof first === 'string' ? first : null;
 }
 
+/**
+ * An alert marks its outcome only when a channel missed it (`alertWorkflow`): one that completed
+ * without the mark reached every channel.
+ */
+function outcomeOf(raw: RawExecution, workflowType: string, status: RunStatus): string | null {
+  const marked = keyword(raw, searchAttributes.deliveryOutcome.name);
+  if (marked || workflowType !== 'alertWorkflow' || status !== 'completed') return marked;
+  return 'delivered' satisfies AlertOutcome;
+}
+
 function summaryOf(raw: RawExecution): RunSummary {
+  const workflowType = raw.type?.name ?? '';
+  const status = statusOf(raw.status);
   return {
     workflowId: raw.execution?.workflowId ?? '',
     runId: raw.execution?.runId ?? '',
-    workflowType: raw.type?.name ?? '',
-    status: statusOf(raw.status),
-    outcome: keyword(raw, searchAttributes.deliveryOutcome.name),
+    workflowType,
+    status,
+    outcome: outcomeOf(raw, workflowType, status),
     event: keyword(raw, searchAttributes.alertEvent.name),
     canaryId: keyword(raw, searchAttributes.canaryId.name),
     startedAt: dateOf(raw.startTime),

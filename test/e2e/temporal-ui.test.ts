@@ -95,7 +95,7 @@ it('when an operator filters alerts by DeliveryOutcome and opens one, then the l
   await channel(lonely, 'Broken hook', '/status/500');
   const failed = await alert(lonely, 'HIGH', 3);
 
-  const query = encodeURIComponent('DeliveryOutcome != "delivered"');
+  const query = encodeURIComponent('DeliveryOutcome IS NOT NULL');
   await page.goto(`${uiBase}/namespaces/default/workflows?query=${query}`);
   await page.getByText(critical).first().waitFor({ timeout: 60_000 });
   await page.getByText(failed).first().waitFor();

@@ -293,6 +293,43 @@ describe('the Temporal UI', () => {
     }
     expect(found).toEqual([handle.workflowId]);
   });
+
+  it('when an alert reaches every channel, then it carries no DeliveryOutcome and the runs API still calls it delivered', async () => {
+    const who = await signUpAndLogIn(t.app);
+    await channel(who, { url: receiver.url('/ui-ok') });
+    const delivered = await alert(who, 'HIGH', 6);
+    await channel(who, { url: receiver.url('/status/410') });
+    const partial = await alert(who, 'HIGH', 7);
+
+    expect(delivered.result.results.find((r) => r.kind === 'webhook')?.outcome).toBe('delivered');
+    const described = await delivered.handle.describe();
+    expect(described.typedSearchAttributes.get(searchAttributes.deliveryOutcome)).toBeUndefined();
+    // Visibility is eventually consistent: both runs are listed once their close is indexed.
+    type Run = { workflow_id: string; status: string; outcome: string | null };
+    let runs: Run[] = [];
+    for (let i = 0; i < 50 && runs.length < 2; i++) {
+      const res = await request(t.app).get('/api/workflow-runs?status=completed').set(as(who));
+      runs = res.body.workflow_runs ?? [];
+      if (runs.length < 2) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(Object.fromEntries(runs.map((r) => [r.workflow_id, r.outcome]))).toEqual({
+      [delivered.handle.workflowId]: 'delivered',
+      [partial.handle.workflowId]: 'partly_failed',
+    });
+    // The operator's filters that docs/alert-delivery.md gives, each finding its one alert.
+    const listed = async (filter: string) => {
+      const ids: string[] = [];
+      const query = `AccountId = "${who.userId}" AND ${filter}`;
+      for await (const w of t.temporal.client.workflow.list({ query })) ids.push(w.workflowId);
+      return ids;
+    };
+    expect(await listed('DeliveryOutcome IS NOT NULL')).toEqual([partial.handle.workflowId]);
+    expect(
+      await listed(
+        'WorkflowType = "alertWorkflow" AND ExecutionStatus = "Completed" AND DeliveryOutcome IS NULL',
+      ),
+    ).toEqual([delivered.handle.workflowId]);
+  });
 });
 
 describe('Teams and PagerDuty', () => {
