@@ -60,7 +60,7 @@ export async function alertWorkflow(input: AlertInput): Promise<AlertResult> {
     input.kind === 'threat' ? await threatAlert(input) : await deliverAlert(input, input.payload);
   const outcome = alertOutcome(results);
   // Only an alert that did not reach every channel is marked: a completed alert without the
-  // attribute was delivered. Each upsert is a visibility write of its own in Temporal (about 8 % of
+  // attribute was delivered. Each upsert is a visibility write of its own in Temporal (about 7 % of
   // a one-step workflow's CPU), which the alerts that need no one's attention are spared.
   // Set once every branch is done: a command right after a local activity's resolution may change
   // places, on replay, with one another branch emitted in the same workflow task.
