@@ -26,6 +26,7 @@ import {
   type ThreatAlertInput,
   type ThreatFirstAttempts,
   isAlert,
+  UNMARKED_OUTCOME,
 } from './shared';
 
 /** The spec's delivery semantics: 3 attempts in all, exponential backoff between them. */
@@ -64,7 +65,7 @@ export async function alertWorkflow(input: AlertInput): Promise<AlertResult> {
   // a one-step workflow's CPU), which the alerts that need no one's attention are spared.
   // Set once every branch is done: a command right after a local activity's resolution may change
   // places, on replay, with one another branch emitted in the same workflow task.
-  if (outcome !== 'delivered') {
+  if (outcome !== UNMARKED_OUTCOME) {
     upsertSearchAttributes([{ key: searchAttributes.deliveryOutcome, value: outcome }]);
   }
   // An alert that reached none of its channels fails, so the Temporal UI's list shows it red; a

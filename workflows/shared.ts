@@ -14,7 +14,7 @@ export const searchAttributes = {
   canaryId: defineSearchAttributeKey('CanaryId', SearchAttributeType.KEYWORD),
   /**
    * Set when an alert ends that did not reach every channel: what its deliveries came to
-   * (`ALERT_OUTCOMES` but `delivered`, which a completed alert without it is).
+   * (`ALERT_OUTCOMES` but `UNMARKED_OUTCOME`).
    */
   deliveryOutcome: defineSearchAttributeKey('DeliveryOutcome', SearchAttributeType.KEYWORD),
 } as const;
@@ -206,6 +206,12 @@ export interface AttemptReport {
 /** An alert's outcome over all its deliveries, as the `DeliveryOutcome` search attribute shows it. */
 export const ALERT_OUTCOMES = ['delivered', 'partly_failed', 'failed', 'nothing_sent'] as const;
 export type AlertOutcome = (typeof ALERT_OUTCOMES)[number];
+
+/**
+ * The outcome an alert leaves unmarked: every other one is set as `DeliveryOutcome`, and a
+ * completed alert without it reached every channel.
+ */
+export const UNMARKED_OUTCOME: AlertOutcome = 'delivered';
 
 export function alertOutcome(results: Pick<ChannelResult, 'outcome'>[]): AlertOutcome {
   const delivered = results.some((r) => r.outcome === 'delivered');

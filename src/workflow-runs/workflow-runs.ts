@@ -2,7 +2,7 @@ import { defaultPayloadConverter, WorkflowNotFoundError } from '@temporalio/comm
 import { google, temporal as proto } from '@temporalio/proto';
 import { DomainError } from '../errors';
 import type { Temporal } from '../temporal/client';
-import { searchAttributes, type AlertOutcome } from '../../workflows/shared';
+import { searchAttributes, UNMARKED_OUTCOME } from '../../workflows/shared';
 
 type RawExecution = proto.api.workflow.v1.IWorkflowExecutionInfo;
 type HistoryEvent = proto.api.history.v1.IHistoryEvent;
@@ -91,14 +91,11 @@ function keyword(raw: RawExecution, name: string): string | null {
   return typeof first === 'string' ? first : null;
 }
 
-/**
- * An alert marks its outcome only when a channel missed it (`alertWorkflow`): one that completed
- * without the mark reached every channel.
- */
+/** An alert's `DeliveryOutcome`, or for a completed alert without one `UNMARKED_OUTCOME`. */
 function outcomeOf(raw: RawExecution, workflowType: string, status: RunStatus): string | null {
   const marked = keyword(raw, searchAttributes.deliveryOutcome.name);
   if (marked || workflowType !== 'alertWorkflow' || status !== 'completed') return marked;
-  return 'delivered' satisfies AlertOutcome;
+  return UNMARKED_OUTCOME;
 }
 
 function summaryOf(raw: RawExecution): RunSummary {
