@@ -81,6 +81,8 @@ describe('a tripwire seal cut between its evidence and its threat log', () => {
     expect(answered.map((r) => r.status)).toEqual(Array(HITS).fill(200));
     await api.tripwires.flush();
     expect(killer.killed).toBe(true);
+    // The killed server holds its port until its process is gone.
+    await mongo.process.exited;
     await start();
 
     // The journal's own pass, as its timer runs it: the segment that failed is replayed.
