@@ -30,36 +30,36 @@ export class EvidenceBoundRemoval {
   async remove(
     caller: Caller,
     target: { accountId: string; canaryIds: string[]; label: string; force: boolean },
-  ): Promise<{ removedEvidence: number }> {
+  ): Promise<{ removedHits: number }> {
     const { canaries, threats, evidence, store, clock } = this.deps;
     const { accountId, canaryIds, label, force } = target;
     const remover = force ? evidenceRemover(caller) : null;
     const hits = await threats.hitsOf(accountId, canaryIds);
+    // Hits of one storm and source share a record (tripwires.ts).
+    const records = new Map(hits.map((h) => [h.evidence.logId, h.evidence.seq]));
     if (hits.length && !remover) {
       throw new DomainError(
         'conflict',
-        `${label} holds ${hits.length} evidence records: delete with force=true from a signed-in console session to remove them too`,
+        `${label} holds ${hits.length} hits sealed in ${records.size} evidence records: delete with force=true from a signed-in console session to remove them too`,
       );
     }
     const now = clock();
     for (const id of canaryIds) await canaries.retire(accountId, id, now);
-    if (!hits.length || !remover) return { removedEvidence: 0 };
-    const removed = await evidence.removeForcibly(
-      accountId,
-      hits.map((h) => h.evidence.logId),
-    );
+    if (!hits.length || !remover) return { removedHits: 0 };
+    const removed = await evidence.removeForcibly(accountId, [...records.keys()]);
     await threats.removeFor(accountId, canaryIds);
     await store.append(accountId, {
       kind: EVIDENCE_REMOVED_KIND,
       data: {
         target: label,
         canary_ids: canaryIds,
+        removed_hits: hits.length,
         removed_records: removed,
-        removed_seqs: hits.map((h) => h.evidence.seq).sort((a, b) => a - b),
+        removed_seqs: [...records.values()].sort((a, b) => a - b),
         by: { type: 'session', user_id: remover.userId },
         at: now.toISOString(),
       },
     });
-    return { removedEvidence: removed };
+    return { removedHits: hits.length };
   }
 }

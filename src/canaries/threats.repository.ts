@@ -52,7 +52,7 @@ export interface ThreatEvent {
   alert: AlertPayload | null;
 }
 
-/** Every single hit, each also a sealed evidence record (`evidence.log_id`). */
+/** Every single hit, sealed in an evidence record (`evidence.log_id`) its storm's hits from one source share. */
 export interface ThreatHit {
   id: string;
   accountId: string;

@@ -205,7 +205,7 @@ const operation = operationsFor<ThreatRoutesDeps>('Threats');
 
 /**
  * `/api/threat-events`: one entry per alert (a storm of hits counts as one); `/api/threat-log`:
- * every hit, each a sealed evidence record. Newest first, `?limit&canary_id&since&until&cursor`.
+ * every hit, each sealed in an evidence record (shared by a storm's hits from one source). Newest first, `?limit&canary_id&since&until&cursor`.
  */
 export const threatOperations = [
   operation({
@@ -314,7 +314,8 @@ export const threatOperations = [
     method: 'get',
     path: '/api/threat-log',
     summary: 'Every hit, each sealed',
-    description: 'Every hit, each a sealed evidence record, newest first.',
+    description:
+      "Every hit, each sealed in an evidence record (a storm's hits from one source share one), newest first.",
     auth: 'sessionOrApiKey',
     query: pageSchema,
     success: { status: 200, description: '`{hits, next_cursor}`' },

@@ -18,6 +18,8 @@ const REPLAY_SLICE = 500;
 const JOURNAL_RETRY_AFTER_SECONDS = 5;
 const RECORDER = 'hits';
 const SEALER = 'seal';
+/** Hits one sealed record holds at most: a record stays a small document whatever the flood. */
+const HITS_PER_RECORD = 500;
 /**
  * A seal waits this long for more hits: under a flood on one storm a batch then takes tens of
  * hits, not the handful that arrive during one write, and so fewer writes per hit (measured in
@@ -414,51 +416,44 @@ export class Tripwires {
    * The hits sealed in their accounts' evidence logs, then in the hit log and the canaries'
    * tallies: one append per account (one sync), then one write each for hits, events and
    * canaries, the last of them journaled, which makes the two before it durable with it (a second
-   * sync). Each hit's record takes an id derived from the hit's: a replay after a crash between
-   * the append and the hit log finds the record it made, rather than sealing the hit twice.
+   * sync). A storm's hits from one source share a record (`sealedHits`): under a flood on one
+   * canary a seal is then a few records, not one per hit. A record's id is derived from its first
+   * hit's, and a replayed hit already in a record (a crash came between the append and the hit log)
+   * goes to that record again, whose append then finds it stored rather than sealing the hit twice.
    */
   private async seal(groups: StormHits[]): Promise<void> {
     const { threats, evidence, canaries } = this.deps;
-    const byAccount = groupBy(groups, (group) => group.canary.accountId);
+    const replayed = groups.flatMap(({ hits }) => hits.filter((h) => !h.fresh).map((h) => h.id));
+    const sealedBefore = replayed.length
+      ? await evidence.recordsOfHits(replayed)
+      : new Map<string, string>();
+    // A storm's groups (one from each recorder batch or straight hit since the last seal) as one.
+    const storms = [...groupBy(groups, (group) => group.stormKey).values()].map((ofStorm) => ({
+      ...ofStorm[0]!,
+      hits: ofStorm.flatMap((group) => group.hits),
+    }));
+    const byAccount = groupBy(storms, (storm) => storm.canary.accountId);
     const logged = await Promise.all(
       [...byAccount].map(async ([accountId, ofAccount]) => {
+        const sealing = ofAccount.flatMap((storm) => sealedHits(storm, sealedBefore));
         const records = await evidence.appendMany(
           accountId,
-          ofAccount.flatMap(({ canary, threatEventId, hits }) =>
-            hits.map((h) => ({
-              logId: hitEvidenceId(h.id),
-              kind: THREAT_HIT_KIND,
-              data: {
-                threat_event_id: threatEventId,
-                canary_id: canary.id,
-                canary_kind: canary.kind,
-                at: h.at.toISOString(),
-                via: h.source.via,
-                ip: h.source.ip,
-                user_agent: h.source.userAgent,
-                mail_server: h.source.mailServer,
-                ...(h.source.resolver && { resolver: h.source.resolver }),
-                request_id: h.requestId,
-              },
-            })),
-          ),
+          sealing.map(({ logId, data }) => ({ logId, kind: THREAT_HIT_KIND, data })),
         );
-        let next = 0;
-        return ofAccount.flatMap(({ canary, threatEventId, hits }) =>
-          hits.map((h): ThreatHit => {
-            const record = records[next++]!;
-            return {
-              id: h.id,
-              accountId,
-              canaryId: canary.id,
-              threatEventId,
-              at: h.at,
-              source: h.source,
-              requestId: h.requestId,
-              evidence: { logId: record.id, seq: record.seq, contentHash: record.contentHash! },
-            };
-          }),
-        );
+        return sealing.flatMap(({ storm: { canary, threatEventId }, hits }, i) => {
+          const record = records[i]!;
+          const sealed = { logId: record.id, seq: record.seq, contentHash: record.contentHash! };
+          return hits.map((h): ThreatHit => ({
+            id: h.id,
+            accountId,
+            canaryId: canary.id,
+            threatEventId,
+            at: h.at,
+            source: h.source,
+            requestId: h.requestId,
+            evidence: sealed,
+          }));
+        });
       }),
     );
     await threats.addHits(logged.flat());
@@ -472,6 +467,55 @@ export class Tripwires {
       }),
     );
   }
+}
+
+/** One `threat.hit` record to append: its id, its data, and the storm's hits it seals. */
+interface HitRecord {
+  logId: string;
+  storm: StormHits;
+  hits: HitReport[];
+  data: object;
+}
+
+/**
+ * A storm's hits as records: those from one source (address, agent, channel, relay) together, at
+ * most `HITS_PER_RECORD` in one, the source once and each hit's id, time and request id listed;
+ * a hit already sealed (`sealedBefore`, by hit id) goes to its record again.
+ */
+function sealedHits(storm: StormHits, sealedBefore: Map<string, string>): HitRecord[] {
+  const inRecords = new Map<string, HitReport[]>();
+  const fromSources = new Map<string, HitReport[]>();
+  for (const hit of storm.hits) {
+    const logId = sealedBefore.get(hit.id);
+    if (logId) pushTo(inRecords, logId, hit);
+    else pushTo(fromSources, JSON.stringify(hit.source), hit);
+  }
+  for (const hits of fromSources.values()) {
+    for (let i = 0; i < hits.length; i += HITS_PER_RECORD) {
+      const chunk = hits.slice(i, i + HITS_PER_RECORD);
+      inRecords.set(hitEvidenceId(chunk[0]!.id), chunk);
+    }
+  }
+  const { canary, threatEventId } = storm;
+  return [...inRecords].map(([logId, hits]) => {
+    const { source } = hits[0]!;
+    const data = {
+      threat_event_id: threatEventId,
+      canary_id: canary.id,
+      canary_kind: canary.kind,
+      via: source.via,
+      ip: source.ip,
+      user_agent: source.userAgent,
+      mail_server: source.mailServer,
+      ...(source.resolver && { resolver: source.resolver }),
+      hits: hits.map((h) => ({
+        hit_id: h.id,
+        at: h.at.toISOString(),
+        request_id: h.requestId,
+      })),
+    };
+    return { logId, storm, hits, data };
+  });
 }
 
 /**
@@ -491,7 +535,7 @@ function journalUnavailable(err: unknown): DomainError {
   );
 }
 
-/** A hit's evidence record: the hit id's time-ordered part under the evidence prefix. */
+/** The evidence record of hits: its first hit id's time-ordered part under the evidence prefix. */
 const hitEvidenceId = (hitId: string): string => `evd_${hitId.replace(/^hit_/, '')}`;
 
 /** The strings worth a lookup: present, and no longer than any token. */
@@ -500,11 +544,12 @@ const presentable = (candidates: (string | undefined)[]): string[] =>
 
 function groupBy<T>(items: T[], keyOf: (item: T) => string): Map<string, T[]> {
   const groups = new Map<string, T[]>();
-  for (const item of items) {
-    const key = keyOf(item);
-    const group = groups.get(key);
-    if (group) group.push(item);
-    else groups.set(key, [item]);
-  }
+  for (const item of items) pushTo(groups, keyOf(item), item);
   return groups;
+}
+
+function pushTo<T>(groups: Map<string, T[]>, key: string, item: T): void {
+  const group = groups.get(key);
+  if (group) group.push(item);
+  else groups.set(key, [item]);
 }

@@ -50,6 +50,8 @@ export const evidenceIndexes: CollectionIndexes = {
     { key: { contentHash: 1 }, name: 'content_hash' },
     // An erasure's lookup of the values it is the subject of in other accounts' logs.
     { key: { 'personal.subject': 1 }, name: 'personal_subject', sparse: true },
+    // A replayed tripwire hit's lookup of the record that sealed it, if one did (tripwires.ts).
+    { key: { 'data.hits.hit_id': 1 }, name: 'sealed_hit', sparse: true },
   ],
 };
 

@@ -107,6 +107,21 @@ export class EvidenceStore {
     return this.batches.submit(accountId, pending);
   }
 
+  /** The records that seal these tripwire hits (`data.hits`), by hit id: those sealed already. */
+  async recordsOfHits(hitIds: readonly string[]): Promise<Map<string, string>> {
+    const wanted = new Set(hitIds);
+    const docs = await this.records
+      .find({ 'data.hits.hit_id': { $in: [...wanted] } }, { projection: { 'data.hits': 1 } })
+      .toArray();
+    const sealed = new Map<string, string>();
+    for (const doc of docs) {
+      for (const { hit_id } of (doc.data as { hits: { hit_id: string }[] }).hits) {
+        if (wanted.has(hit_id)) sealed.set(hit_id, doc._id);
+      }
+    }
+    return sealed;
+  }
+
   /** One write for every caller's inputs; each caller gets its own records back. */
   private async writeGroups(accountId: string, groups: Pending[][]): Promise<EvidenceRecord[][]> {
     const byLogId = new Map((await this.write(accountId, groups.flat())).map((r) => [r.id, r]));

@@ -149,7 +149,7 @@ export const honeypotOperations = [
     handler: async ({ params, res }, deps) =>
       describe(deps, await owned(deps.traps, res, params.trap_id!)),
   }),
-  /** The trap's recorded hits: each a sealed evidence record. */
+  /** The trap's recorded hits, each sealed in an evidence record. */
   operation({
     operationId: 'listTrapHits',
     method: 'get',
@@ -188,14 +188,14 @@ export const honeypotOperations = [
     errors: { 409: 'Holds hits: force=true needed' },
     handler: async ({ params, query, res }, { traps, removal }) => {
       const trap = await owned(traps, res, params.trap_id!);
-      const { removedEvidence } = await removal.remove(callerOf(res), {
+      const { removedHits } = await removal.remove(callerOf(res), {
         accountId: trap.accountId,
         canaryIds: trap.canaryIds,
         label: `Trap ${trap.id}`,
         force: query.force === 'true',
       });
       await traps.remove(trap.accountId, trap.id);
-      return { trap_id: trap.id, deleted: true as const, removed_hits: removedEvidence };
+      return { trap_id: trap.id, deleted: true as const, removed_hits: removedHits };
     },
   }),
 ];

@@ -170,7 +170,7 @@ export const ragOperations = [
     handler: async ({ params, res }, { documents, threats }) =>
       describe(threats, await owned(documents, res, params.document_id!)),
   }),
-  /** The document's leak records: each a sealed evidence record. */
+  /** The document's leak records, each sealed in an evidence record. */
   operation({
     operationId: 'listDocumentLeaks',
     method: 'get',
@@ -237,14 +237,14 @@ export const ragOperations = [
     errors: { 409: 'Holds leak records: force=true needed' },
     handler: async ({ params, query, res }, { documents, removal }) => {
       const document = await owned(documents, res, params.document_id!);
-      const { removedEvidence } = await removal.remove(callerOf(res), {
+      const { removedHits } = await removal.remove(callerOf(res), {
         accountId: document.accountId,
         canaryIds: [document.canaryId],
         label: `Document ${document.id}`,
         force: query.force === 'true',
       });
       await documents.remove(document.accountId, document.id);
-      return { document_id: document.id, deleted: true as const, removed_leaks: removedEvidence };
+      return { document_id: document.id, deleted: true as const, removed_leaks: removedHits };
     },
   }),
 ];

@@ -2,8 +2,8 @@
  * Fault suite, a tripwire seal cut between its writes: the API's database (a real process of this
  * file's own) is SIGKILLed just before the seal's write to the threat log reaches it, after the
  * hits' evidence append was acknowledged, and started again; the API then replays its journal as
- * it does every few seconds. Every hit must be recorded once: one threat-log line and one evidence
- * record each, and the event's and the canary's counts equal to the hits.
+ * it does every few seconds. Every hit must be recorded once: one threat-log line each, sealed once
+ * in the evidence log, and the event's and the canary's counts equal to the hits.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,9 +16,9 @@ import { ALL_INDEXES } from '../../src/db/indexes';
 import { ensureIndexes } from '../../src/db/mongo';
 import { createTemporal, type Temporal } from '../../src/temporal/client';
 import { freePort, startLocalMongo, type LocalMongo } from '../../tools/stack';
-import { signUpAndLogIn } from '../support/accounts';
-import { bearer } from '../support/canary-accounts';
+import { plantUrlCanary } from '../support/canary-accounts';
 import { killableClient } from '../support/mongo-killer';
+import { hitRecords, misfiledHits, sealedHitIds } from '../support/sealed-hits';
 import { until } from '../support/process-stack';
 import { testConfig, testLogger } from '../support/test-app';
 
@@ -63,16 +63,22 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+/** The killed database started again, and the journal replayed until `hits` hits are logged. */
+async function restartAndReplay(canaryId: string, hits: number): Promise<number> {
+  // The killed server holds its port until its process is gone.
+  await mongo.process.exited;
+  await start();
+  // The journal's own pass, as its timer runs it: the segment that failed is replayed.
+  return until('the hits logged by the replay', async () => {
+    await api.tripwires.replayJournal();
+    const count = await db.collection('threat_hits').countDocuments({ canaryId });
+    return count >= hits ? count : undefined;
+  });
+}
+
 describe('a tripwire seal cut between its evidence and its threat log', () => {
   it('when the database is killed after the hits are sealed and before they are logged, then the replay records each hit once, sealed once', async () => {
-    const who = await signUpAndLogIn(api.app);
-    const planted = await request(api.app)
-      .post('/api/canaries')
-      .set(bearer(who))
-      .send({ kind: 'url', memo: 'seal cut' })
-      .expect(201);
-    const { canary_id: canaryId, value } = planted.body as { canary_id: string; value: string };
-    const path = new URL(value).pathname;
+    const { canaryId, path } = await plantUrlCanary(api.app, 'seal cut');
 
     killer.killBefore('insert', 'threat_hits');
     const answered = await Promise.all(
@@ -81,27 +87,41 @@ describe('a tripwire seal cut between its evidence and its threat log', () => {
     expect(answered.map((r) => r.status)).toEqual(Array(HITS).fill(200));
     await api.tripwires.flush();
     expect(killer.killed).toBe(true);
-    // The killed server holds its port until its process is gone.
-    await mongo.process.exited;
-    await start();
-
-    // The journal's own pass, as its timer runs it: the segment that failed is replayed.
-    const logged = await until('the hits logged by the replay', async () => {
-      await api.tripwires.replayJournal();
-      const count = await db.collection('threat_hits').countDocuments({ canaryId });
-      return count >= HITS ? count : undefined;
-    });
-    const sealed = await db
-      .collection('evidence')
-      .countDocuments({ kind: 'threat.hit', 'data.canary_id': canaryId });
+    const logged = await restartAndReplay(canaryId, HITS);
+    const loggedIds = await db
+      .collection<{ _id: string }>('threat_hits')
+      .find({ canaryId })
+      .map((h) => h._id)
+      .toArray();
     const events = await db.collection('threat_events').find({ canaryId }).toArray();
     const canary = await db.collection('canaries').findOne({ _id: canaryId as never });
     expect({
       logged,
-      sealed,
       events: events.length,
       eventCount: events[0]?.hitCount,
       tally: canary?.hitCount,
-    }).toEqual({ logged: HITS, sealed: HITS, events: 1, eventCount: HITS, tally: HITS });
+    }).toEqual({ logged: HITS, events: 1, eventCount: HITS, tally: HITS });
+    // Each logged hit sealed once, and logged with the record that holds it: the replay found the
+    // records the cut seal had written.
+    expect(await sealedHitIds(db, canaryId)).toEqual(loggedIds.sort());
+    expect(await misfiledHits(db, canaryId)).toEqual([]);
+  });
+
+  it("when a cut seal's hit is replayed with hits that came during the outage, then it stays in the record it was sealed in and the others are sealed anew", async () => {
+    const { canaryId, path } = await plantUrlCanary(api.app, 'seal cut');
+
+    killer.killBefore('insert', 'threat_hits');
+    await request(api.app).get(path).set('user-agent', 'curl/8').expect(200);
+    await api.tripwires.flush();
+    expect(killer.killed).toBe(true);
+    // Answered from the journal while the database is down: recorded by the replay.
+    for (let i = 0; i < 3; i++) {
+      await request(api.app).get(path).set('user-agent', 'curl/8').expect(200);
+    }
+    await restartAndReplay(canaryId, 4);
+
+    const records = await hitRecords(db, canaryId);
+    expect(records.map((r) => r.data.hits.length)).toEqual([1, 3]);
+    expect(await misfiledHits(db, canaryId)).toEqual([]);
   });
 });

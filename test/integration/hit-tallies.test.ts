@@ -5,8 +5,7 @@
  */
 import request from 'supertest';
 import type { CommandStartedEvent, Document } from 'mongodb';
-import { signUpAndLogIn } from '../support/accounts';
-import { bearer } from '../support/canary-accounts';
+import { plantUrlCanary } from '../support/canary-accounts';
 import { createTestApp, type TestApp } from '../support/test-app';
 
 let t: TestApp;
@@ -19,13 +18,7 @@ afterAll(async () => {
 });
 
 it('when 30 hits of one canary arrive one after another, then each seal updates its tally in one statement, and the tally counts all 30', async () => {
-  const who = await signUpAndLogIn(t.app);
-  const planted = await request(t.app)
-    .post('/api/canaries')
-    .set(bearer(who))
-    .send({ kind: 'url', memo: 'wiki link' })
-    .expect(201);
-  const { canary_id, value } = planted.body as { canary_id: string; value: string };
+  const { canaryId: canary_id, path, auth } = await plantUrlCanary(t.app, 'wiki link');
   const tallyUpdates: Document[][] = [];
   const client = t.appMongo.client;
   const watch = (event: CommandStartedEvent) => {
@@ -35,7 +28,7 @@ it('when 30 hits of one canary arrive one after another, then each seal updates 
   };
   client.on('commandStarted', watch);
   try {
-    for (let i = 0; i < 30; i++) await request(t.app).get(new URL(value).pathname).expect(200);
+    for (let i = 0; i < 30; i++) await request(t.app).get(path).expect(200);
     await t.tripwires.flush();
   } finally {
     client.off('commandStarted', watch);
@@ -48,6 +41,6 @@ it('when 30 hits of one canary arrive one after another, then each seal updates 
     .flat()
     .reduce((sum, u) => sum + (u.u as { $inc: { hitCount: number } }).$inc.hitCount, 0);
   expect(counted).toBe(30);
-  const listed = await request(t.app).get(`/api/canaries/${canary_id}`).set(bearer(who));
+  const listed = await request(t.app).get(`/api/canaries/${canary_id}`).set(auth);
   expect(listed.body).toMatchObject({ hit_count: 30 });
 });

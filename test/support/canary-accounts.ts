@@ -12,6 +12,21 @@ const SECRET = 'canary-test-webhook-secret';
 
 export const bearer = (who: SignedIn) => ({ Authorization: `Bearer ${who.token}` });
 
+/** A new account's URL canary: its id, the path that fires it, and the account's bearer header. */
+export async function plantUrlCanary(
+  app: Express,
+  memo: string,
+): Promise<{ canaryId: string; path: string; auth: Record<string, string> }> {
+  const auth = bearer(await signUpAndLogIn(app));
+  const planted = await request(app)
+    .post('/api/canaries')
+    .set(auth)
+    .send({ kind: 'url', memo })
+    .expect(201);
+  const { canary_id: canaryId, value } = planted.body as { canary_id: string; value: string };
+  return { canaryId, path: new URL(value).pathname, auth };
+}
+
 /** Accounts whose alerts go, through a signed webhook, to their own path on an HTTPS receiver. */
 export function canaryAccounts(app: Express, receiver: Receiver) {
   return {

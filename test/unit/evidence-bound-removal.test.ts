@@ -8,13 +8,18 @@ import type { ThreatsRepository } from '../../src/canaries/threats.repository';
 import type { EvidenceRepository } from '../../src/evidence/evidence.repository';
 import type { EvidenceStore } from '../../src/evidence/evidence.store';
 
-/** Stand-ins that record what the removal asked of them: one trap with two sealed hits. */
-function removalWith(hitCount: number) {
+/**
+ * Stand-ins that record what the removal asked of them: one trap with `hitCount` sealed hits, each
+ * in a record of its own unless `perRecord` of them share one.
+ */
+function removalWith(hitCount: number, perRecord = 1) {
   const calls: string[] = [];
+  const removedIds: string[][] = [];
   const sealed: { kind: string; data: Record<string, unknown> }[] = [];
-  const hits = Array.from({ length: hitCount }, (_, i) => ({
-    evidence: { logId: `evd_${i}`, seq: i + 1 },
-  }));
+  const hits = Array.from({ length: hitCount }, (_, i) => {
+    const record = Math.floor(i / perRecord);
+    return { evidence: { logId: `evd_${record}`, seq: record + 1 } };
+  });
   const threats = {
     hitsOf: () => (calls.push('hitsOf'), Promise.resolve(hits)),
     removeFor: () => (calls.push('removeFor'), Promise.resolve()),
@@ -26,6 +31,7 @@ function removalWith(hitCount: number) {
   const evidence = {
     removeForcibly: (_: string, ids: string[]) => (
       calls.push('removeForcibly'),
+      removedIds.push(ids),
       Promise.resolve(ids.length)
     ),
   } as unknown as EvidenceRepository;
@@ -42,7 +48,7 @@ function removalWith(hitCount: number) {
     store,
     clock: () => new Date('2026-03-14T09:00:00Z'),
   });
-  return { removal, calls, sealed };
+  return { removal, calls, sealed, removedIds };
 }
 
 const target = (force: boolean) => ({
@@ -69,7 +75,9 @@ describe('EvidenceBoundRemoval', () => {
 
     await expect(removal.remove(session, target(false))).rejects.toMatchObject({
       kind: 'conflict',
-      detail: expect.stringContaining('Trap trp_1 holds 2 evidence records') as string,
+      detail: expect.stringContaining(
+        'Trap trp_1 holds 2 hits sealed in 2 evidence records',
+      ) as string,
     });
     expect(calls).toEqual(['hitsOf']);
   });
@@ -77,7 +85,7 @@ describe('EvidenceBoundRemoval', () => {
   it('when no evidence exists, then an API key may delete without force', async () => {
     const { removal, calls, sealed } = removalWith(0);
 
-    await expect(removal.remove(apiKey, target(false))).resolves.toEqual({ removedEvidence: 0 });
+    await expect(removal.remove(apiKey, target(false))).resolves.toEqual({ removedHits: 0 });
     expect(calls).toEqual(['hitsOf', 'retire']);
     expect(sealed).toEqual([]);
   });
@@ -85,7 +93,7 @@ describe('EvidenceBoundRemoval', () => {
   it('when a console session forces it, then the evidence goes and the removal is sealed under its user', async () => {
     const { removal, calls, sealed } = removalWith(2);
 
-    await expect(removal.remove(session, target(true))).resolves.toEqual({ removedEvidence: 2 });
+    await expect(removal.remove(session, target(true))).resolves.toEqual({ removedHits: 2 });
     expect(calls).toEqual(['hitsOf', 'retire', 'removeForcibly', 'removeFor']);
     expect(sealed).toEqual([
       expect.objectContaining({
@@ -96,5 +104,20 @@ describe('EvidenceBoundRemoval', () => {
         }) as unknown,
       }),
     ]);
+  });
+
+  it('when hits share sealed records, then each record is removed once and the removal counts both', async () => {
+    const { removal, sealed, removedIds } = removalWith(5, 3);
+
+    await expect(removal.remove(session, target(false))).rejects.toMatchObject({
+      detail: expect.stringContaining('holds 5 hits sealed in 2 evidence records') as string,
+    });
+    await expect(removal.remove(session, target(true))).resolves.toEqual({ removedHits: 5 });
+    expect(removedIds).toEqual([['evd_0', 'evd_1']]);
+    expect(sealed[0]!.data).toMatchObject({
+      removed_hits: 5,
+      removed_records: 2,
+      removed_seqs: [1, 2],
+    });
   });
 });
