@@ -19,13 +19,20 @@ const LINE_CHARS = Math.floor((PAGE.width - 2 * MARGIN) / (0.6 * MONO_SIZE));
 const fit = (text: string, chars = LINE_CHARS) =>
   text.length <= chars ? text : `${text.slice(0, chars - 1)}…`;
 
-/** A record's data as `field: value` pairs, nested fields by path: readable without JSON. */
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/**
+ * A record's data as `field: value` pairs, nested fields by path and a list's objects in
+ * parentheses (the hits a `threat.hit` record lists): readable without JSON.
+ */
 export function summarize(data: Record<string, unknown>, prefix = ''): string {
+  const item = (value: unknown) => (isObject(value) ? `(${summarize(value)})` : String(value));
   return Object.entries(data)
     .map(([key, value]) =>
-      value !== null && typeof value === 'object' && !Array.isArray(value)
-        ? summarize(value as Record<string, unknown>, `${prefix}${key}.`)
-        : `${prefix}${key}: ${Array.isArray(value) ? value.join(', ') : String(value)}`,
+      isObject(value)
+        ? summarize(value, `${prefix}${key}.`)
+        : `${prefix}${key}: ${Array.isArray(value) ? value.map(item).join(', ') : String(value)}`,
     )
     .join('; ');
 }
