@@ -7,10 +7,11 @@ import { KeyedBatches } from '../keyed-batches';
 import type { Logger } from '../logger';
 import type { Temporal } from '../temporal/client';
 import { ThreatAlertStarts } from '../alerts/threat-alert-starts';
-import type { CanariesRepository, Canary } from './canaries.repository';
+import type { CanariesRepository } from './canaries.repository';
 import { tokenDigest } from './decoys';
 import { hitPlatform } from './kinds';
 import { HitJournal, type Held, type JournalSettings } from './hit-journal';
+import { pushTo, sealedHits, type HitReport, type NewHits, type StormHits } from './hit-records';
 import type { HitSource, HitVia, Storm, ThreatHit, ThreatsRepository } from './threats.repository';
 
 export const THREAT_HIT_KIND = 'threat.hit';
@@ -18,8 +19,6 @@ const REPLAY_SLICE = 500;
 const JOURNAL_RETRY_AFTER_SECONDS = 5;
 const RECORDER = 'hits';
 const SEALER = 'seal';
-/** Hits one sealed record holds at most: a record stays a small document whatever the flood. */
-const HITS_PER_RECORD = 500;
 /**
  * A seal waits this long for more hits: under a flood on one storm a batch then takes tens of
  * hits, not the handful that arrive during one write, and so fewer writes per hit (measured in
@@ -40,18 +39,6 @@ interface JournalEntry {
   digests: string[];
   source: HitSource;
   requestId: string | null;
-}
-
-interface HitReport {
-  id: string;
-  canaryId: string;
-  /** Canary and source: hits under one key within the storm window join one event. */
-  stormKey: string;
-  at: Date;
-  source: HitSource;
-  requestId: string | null;
-  /** Handed over as it was answered: its id is new, so it cannot be in the hit log yet. */
-  fresh: boolean;
 }
 
 /**
@@ -77,18 +64,6 @@ export interface TripwireSettings {
   stormWindowMs: number;
   /** How long an alert waits for more hits of its storm, and at most. */
   gather: { quietMs: number; maxMs: number };
-}
-
-/** One storm's new hits in a batch, with its live canary. */
-interface NewHits {
-  stormKey: string;
-  canary: Canary;
-  hits: HitReport[];
-}
-
-/** ...and the event they join. */
-interface StormHits extends NewHits {
-  threatEventId: string;
 }
 
 /** A hit whose storm is open and alert started: settled once the hit is sealed and logged. */
@@ -416,7 +391,7 @@ export class Tripwires {
    * The hits sealed in their accounts' evidence logs, then in the hit log and the canaries'
    * tallies: one append per account (one sync), then one write each for hits, events and
    * canaries, the last of them journaled, which makes the two before it durable with it (a second
-   * sync). A storm's hits from one source share a record (`sealedHits`): under a flood on one
+   * sync). A storm's hits from one source share a record (hit-records.ts): under a flood on one
    * canary a seal is then a few records, not one per hit. A record's id is derived from its first
    * hit's, and a replayed hit already in a record (a crash came between the append and the hit log)
    * goes to that record again, whose append then finds it stored rather than sealing the hit twice.
@@ -469,55 +444,6 @@ export class Tripwires {
   }
 }
 
-/** One `threat.hit` record to append: its id, its data, and the storm's hits it seals. */
-interface HitRecord {
-  logId: string;
-  storm: StormHits;
-  hits: HitReport[];
-  data: object;
-}
-
-/**
- * A storm's hits as records: those from one source (address, agent, channel, relay) together, at
- * most `HITS_PER_RECORD` in one, the source once and each hit's id, time and request id listed;
- * a hit already sealed (`sealedBefore`, by hit id) goes to its record again.
- */
-function sealedHits(storm: StormHits, sealedBefore: Map<string, string>): HitRecord[] {
-  const inRecords = new Map<string, HitReport[]>();
-  const fromSources = new Map<string, HitReport[]>();
-  for (const hit of storm.hits) {
-    const logId = sealedBefore.get(hit.id);
-    if (logId) pushTo(inRecords, logId, hit);
-    else pushTo(fromSources, JSON.stringify(hit.source), hit);
-  }
-  for (const hits of fromSources.values()) {
-    for (let i = 0; i < hits.length; i += HITS_PER_RECORD) {
-      const chunk = hits.slice(i, i + HITS_PER_RECORD);
-      inRecords.set(hitEvidenceId(chunk[0]!.id), chunk);
-    }
-  }
-  const { canary, threatEventId } = storm;
-  return [...inRecords].map(([logId, hits]) => {
-    const { source } = hits[0]!;
-    const data = {
-      threat_event_id: threatEventId,
-      canary_id: canary.id,
-      canary_kind: canary.kind,
-      via: source.via,
-      ip: source.ip,
-      user_agent: source.userAgent,
-      mail_server: source.mailServer,
-      ...(source.resolver && { resolver: source.resolver }),
-      hits: hits.map((h) => ({
-        hit_id: h.id,
-        at: h.at.toISOString(),
-        request_id: h.requestId,
-      })),
-    };
-    return { logId, storm, hits, data };
-  });
-}
-
 /**
  * A hit that could not be journaled is refused (never answered as if recorded): 503, retry
  * shortly. Once the journal's disk takes writes again, hits are taken again.
@@ -535,9 +461,6 @@ function journalUnavailable(err: unknown): DomainError {
   );
 }
 
-/** The evidence record of hits: its first hit id's time-ordered part under the evidence prefix. */
-const hitEvidenceId = (hitId: string): string => `evd_${hitId.replace(/^hit_/, '')}`;
-
 /** The strings worth a lookup: present, and no longer than any token. */
 const presentable = (candidates: (string | undefined)[]): string[] =>
   candidates.filter((c): c is string => !!c && c.length <= 2048);
@@ -546,10 +469,4 @@ function groupBy<T>(items: T[], keyOf: (item: T) => string): Map<string, T[]> {
   const groups = new Map<string, T[]>();
   for (const item of items) pushTo(groups, keyOf(item), item);
   return groups;
-}
-
-function pushTo<T>(groups: Map<string, T[]>, key: string, item: T): void {
-  const group = groups.get(key);
-  if (group) group.push(item);
-  else groups.set(key, [item]);
 }

@@ -1,0 +1,93 @@
+/**
+ * How a seal's hits become `threat.hit` records: a storm's hits from one source share one
+ * (tripwires.ts seals them).
+ */
+import type { Canary } from './canaries.repository';
+import type { HitSource } from './threats.repository';
+
+/** A hit handed to the recorder: journaled, its canary known live. */
+export interface HitReport {
+  id: string;
+  canaryId: string;
+  /** Canary and source: hits under one key within the storm window join one event. */
+  stormKey: string;
+  at: Date;
+  source: HitSource;
+  requestId: string | null;
+  /** Handed over as it was answered: its id is new, so it cannot be in the hit log yet. */
+  fresh: boolean;
+}
+
+/** One storm's new hits in a batch, with its live canary. */
+export interface NewHits {
+  stormKey: string;
+  canary: Canary;
+  hits: HitReport[];
+}
+
+/** ...and the event they join. */
+export interface StormHits extends NewHits {
+  threatEventId: string;
+}
+
+/** Hits one sealed record holds at most: a record stays a small document whatever the flood. */
+export const HITS_PER_RECORD = 500;
+
+/** One `threat.hit` record to append: its id, its data, and the storm's hits it seals. */
+export interface HitRecord {
+  logId: string;
+  storm: StormHits;
+  hits: HitReport[];
+  data: object;
+}
+
+/**
+ * A storm's hits as records: those from one source (address, agent, channel, relay) together, at
+ * most `HITS_PER_RECORD` in one, the source once and each hit's id, time and request id listed;
+ * a hit already sealed (`sealedBefore`, by hit id) goes to its record again.
+ */
+export function sealedHits(storm: StormHits, sealedBefore: Map<string, string>): HitRecord[] {
+  const inRecords = new Map<string, HitReport[]>();
+  const fromSources = new Map<string, HitReport[]>();
+  for (const hit of storm.hits) {
+    const logId = sealedBefore.get(hit.id);
+    if (logId) pushTo(inRecords, logId, hit);
+    else pushTo(fromSources, JSON.stringify(hit.source), hit);
+  }
+  for (const hits of fromSources.values()) {
+    for (let i = 0; i < hits.length; i += HITS_PER_RECORD) {
+      const chunk = hits.slice(i, i + HITS_PER_RECORD);
+      inRecords.set(hitEvidenceId(chunk[0]!.id), chunk);
+    }
+  }
+  const { canary, threatEventId } = storm;
+  return [...inRecords].map(([logId, hits]) => {
+    const { source } = hits[0]!;
+    const data = {
+      threat_event_id: threatEventId,
+      canary_id: canary.id,
+      canary_kind: canary.kind,
+      via: source.via,
+      ip: source.ip,
+      user_agent: source.userAgent,
+      mail_server: source.mailServer,
+      ...(source.resolver && { resolver: source.resolver }),
+      hits: hits.map((h) => ({
+        hit_id: h.id,
+        at: h.at.toISOString(),
+        request_id: h.requestId,
+      })),
+    };
+    return { logId, storm, hits, data };
+  });
+}
+
+/** The evidence record of hits: its first hit id's time-ordered part under the evidence prefix. */
+const hitEvidenceId = (hitId: string): string => `evd_${hitId.replace(/^hit_/, '')}`;
+
+/** Adds `item` to its key's group. */
+export function pushTo<T>(groups: Map<string, T[]>, key: string, item: T): void {
+  const group = groups.get(key);
+  if (group) group.push(item);
+  else groups.set(key, [item]);
+}
