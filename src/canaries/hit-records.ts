@@ -46,7 +46,7 @@ export interface HitRecord {
  * most `HITS_PER_RECORD` in one, the source once and each hit's id, time and request id listed;
  * a hit already sealed (`sealedBefore`, by hit id) goes to its record again.
  */
-export function sealedHits(storm: StormHits, sealedBefore: Map<string, string>): HitRecord[] {
+export function recordsFor(storm: StormHits, sealedBefore: Map<string, string>): HitRecord[] {
   const inRecords = new Map<string, HitReport[]>();
   const fromSources = new Map<string, HitReport[]>();
   for (const hit of storm.hits) {

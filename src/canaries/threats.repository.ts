@@ -52,7 +52,10 @@ export interface ThreatEvent {
   alert: AlertPayload | null;
 }
 
-/** Every single hit, sealed in an evidence record (`evidence.log_id`) its storm's hits from one source share. */
+/**
+ * Every single hit, sealed in an evidence record (`evidence.log_id`) that its storm's hits from
+ * one source share.
+ */
 export interface ThreatHit {
   id: string;
   accountId: string;

@@ -205,7 +205,8 @@ const operation = operationsFor<ThreatRoutesDeps>('Threats');
 
 /**
  * `/api/threat-events`: one entry per alert (a storm of hits counts as one); `/api/threat-log`:
- * every hit, each sealed in an evidence record (shared by a storm's hits from one source). Newest first, `?limit&canary_id&since&until&cursor`.
+ * every hit, each sealed in an evidence record (shared by a storm's hits from one source). Newest
+ * first, `?limit&canary_id&since&until&cursor`.
  */
 export const threatOperations = [
   operation({

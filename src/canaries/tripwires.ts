@@ -11,7 +11,7 @@ import type { CanariesRepository } from './canaries.repository';
 import { tokenDigest } from './decoys';
 import { hitPlatform } from './kinds';
 import { HitJournal, type Held, type JournalSettings } from './hit-journal';
-import { pushTo, sealedHits, type HitReport, type NewHits, type StormHits } from './hit-records';
+import { pushTo, recordsFor, type HitReport, type NewHits, type StormHits } from './hit-records';
 import type { HitSource, HitVia, Storm, ThreatHit, ThreatsRepository } from './threats.repository';
 
 export const THREAT_HIT_KIND = 'threat.hit';
@@ -410,7 +410,7 @@ export class Tripwires {
     const byAccount = groupBy(storms, (storm) => storm.canary.accountId);
     const logged = await Promise.all(
       [...byAccount].map(async ([accountId, ofAccount]) => {
-        const sealing = ofAccount.flatMap((storm) => sealedHits(storm, sealedBefore));
+        const sealing = ofAccount.flatMap((storm) => recordsFor(storm, sealedBefore));
         const records = await evidence.appendMany(
           accountId,
           sealing.map(({ logId, data }) => ({ logId, kind: THREAT_HIT_KIND, data })),

@@ -1,5 +1,5 @@
 import type { Canary } from '../../src/canaries/canaries.repository';
-import { HITS_PER_RECORD, sealedHits, type HitReport } from '../../src/canaries/hit-records';
+import { HITS_PER_RECORD, recordsFor, type HitReport } from '../../src/canaries/hit-records';
 import type { HitSource } from '../../src/canaries/threats.repository';
 
 const source = (userAgent: string): HitSource => ({
@@ -28,7 +28,7 @@ const storm = (hits: HitReport[]) => ({
 
 describe("a seal's hits as threat.hit records", () => {
   it('seals the hits of one source together, the source once and each hit by id, time and request id', () => {
-    const [record, ...rest] = sealedHits(storm([hit(1), hit(2)]), new Map());
+    const [record, ...rest] = recordsFor(storm([hit(1), hit(2)]), new Map());
     expect(rest).toEqual([]);
     expect(record!.logId).toBe('evd_000001');
     expect(record!.data).toEqual({
@@ -50,7 +50,7 @@ describe("a seal's hits as threat.hit records", () => {
     const many = Array.from({ length: 2 * HITS_PER_RECORD + 1 }, (_, i) => hit(10 + i));
     const other = [hit(5000, 'python-requests/2'), hit(5001, 'python-requests/2')];
     const replayed = hit(1, 'curl/8', false);
-    const records = sealedHits(
+    const records = recordsFor(
       storm([replayed, ...many, ...other]),
       new Map([[replayed.id, 'evd_sealed_before']]),
     );
