@@ -47,14 +47,12 @@ export interface HitRecord {
  * a hit already sealed (`sealedBefore`, by hit id) goes to its record again.
  */
 export function recordsFor(storm: StormHits, sealedBefore: Map<string, string>): HitRecord[] {
-  const inRecords = new Map<string, HitReport[]>();
-  const fromSources = new Map<string, HitReport[]>();
-  for (const hit of storm.hits) {
-    const logId = sealedBefore.get(hit.id);
-    if (logId) pushTo(inRecords, logId, hit);
-    else pushTo(fromSources, JSON.stringify(hit.source), hit);
-  }
-  for (const hits of fromSources.values()) {
+  const inRecords = Map.groupBy(
+    storm.hits.filter((hit) => sealedBefore.has(hit.id)),
+    (hit) => sealedBefore.get(hit.id)!,
+  );
+  const unsealed = storm.hits.filter((hit) => !sealedBefore.has(hit.id));
+  for (const hits of Map.groupBy(unsealed, (hit) => JSON.stringify(hit.source)).values()) {
     for (let i = 0; i < hits.length; i += HITS_PER_RECORD) {
       const chunk = hits.slice(i, i + HITS_PER_RECORD);
       inRecords.set(hitEvidenceId(chunk[0]!.id), chunk);
@@ -84,10 +82,3 @@ export function recordsFor(storm: StormHits, sealedBefore: Map<string, string>):
 
 /** The evidence record of hits: its first hit id's time-ordered part under the evidence prefix. */
 const hitEvidenceId = (hitId: string): string => `evd_${hitId.replace(/^hit_/, '')}`;
-
-/** Adds `item` to its key's group. */
-export function pushTo<T>(groups: Map<string, T[]>, key: string, item: T): void {
-  const group = groups.get(key);
-  if (group) group.push(item);
-  else groups.set(key, [item]);
-}

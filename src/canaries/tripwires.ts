@@ -11,7 +11,7 @@ import type { CanariesRepository } from './canaries.repository';
 import { tokenDigest } from './decoys';
 import { hitPlatform } from './kinds';
 import { HitJournal, type Held, type JournalSettings } from './hit-journal';
-import { pushTo, recordsFor, type HitReport, type NewHits, type StormHits } from './hit-records';
+import { recordsFor, type HitReport, type NewHits, type StormHits } from './hit-records';
 import type { HitSource, HitVia, Storm, ThreatHit, ThreatsRepository } from './threats.repository';
 
 export const THREAT_HIT_KIND = 'threat.hit';
@@ -291,7 +291,7 @@ export class Tripwires {
     const done = batch.map(() => ({ sealed: Promise.resolve() }));
     const replayed = batch.filter((hit) => !hit.fresh).map((hit) => hit.id);
     const recorded = replayed.length ? await threats.recordedHitIds(replayed) : new Set();
-    const news = [...groupBy(batch, (hit) => hit.stormKey)]
+    const news = [...Map.groupBy(batch, (hit) => hit.stormKey)]
       .map(([stormKey, reports]) => ({
         stormKey,
         hits: reports.filter((h) => !recorded.has(h.id)),
@@ -403,11 +403,11 @@ export class Tripwires {
       ? await evidence.recordsOfHits(replayed)
       : new Map<string, string>();
     // A storm's groups (one from each recorder batch or straight hit since the last seal) as one.
-    const storms = [...groupBy(groups, (group) => group.stormKey).values()].map((ofStorm) => ({
+    const storms = [...Map.groupBy(groups, (group) => group.stormKey).values()].map((ofStorm) => ({
       ...ofStorm[0]!,
       hits: ofStorm.flatMap((group) => group.hits),
     }));
-    const byAccount = groupBy(storms, (storm) => storm.canary.accountId);
+    const byAccount = Map.groupBy(storms, (storm) => storm.canary.accountId);
     const logged = await Promise.all(
       [...byAccount].map(async ([accountId, ofAccount]) => {
         const sealing = ofAccount.flatMap((storm) => recordsFor(storm, sealedBefore));
@@ -435,7 +435,7 @@ export class Tripwires {
     // One tally per canary: a seal takes many groups of one canary's hits (a recorder batch's, or
     // one hit sent straight to it), and each update of a tally rewrites the canary's document.
     await canaries.countHits(
-      [...groupBy(groups, (group) => group.canary.id)].map(([canaryId, ofCanary]) => {
+      [...Map.groupBy(groups, (group) => group.canary.id)].map(([canaryId, ofCanary]) => {
         const hits = ofCanary.flatMap((group) => group.hits);
         const lastAt = hits.reduce((last, hit) => (hit.at > last ? hit.at : last), hits[0]!.at);
         return { canaryId, hits: hits.length, lastAt };
@@ -464,9 +464,3 @@ function journalUnavailable(err: unknown): DomainError {
 /** The strings worth a lookup: present, and no longer than any token. */
 const presentable = (candidates: (string | undefined)[]): string[] =>
   candidates.filter((c): c is string => !!c && c.length <= 2048);
-
-function groupBy<T>(items: T[], keyOf: (item: T) => string): Map<string, T[]> {
-  const groups = new Map<string, T[]>();
-  for (const item of items) pushTo(groups, keyOf(item), item);
-  return groups;
-}
