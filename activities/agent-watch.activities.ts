@@ -39,10 +39,8 @@ export function agentWatchActivities({
         hitCount: 1,
         alert: null,
       });
-      await sealThreatAlert({ evidence, threats }, input.accountId, payload, {
-        agent_id: input.agentId,
-        reason: input.reason,
-      });
+      const details = { agent_id: input.agentId, reason: input.reason };
+      await sealThreatAlert({ evidence, threats }, input.accountId, payload, details, 1);
       return payload;
     },
   };

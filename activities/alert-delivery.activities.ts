@@ -102,12 +102,10 @@ export function firstAttempts({
     read: ReadTargets,
     {
       routed,
-      suffix,
       requestId,
       sealWith,
     }: {
       routed: RoutedAlert;
-      suffix?: string;
       requestId?: string;
       /** Sealed in the same append as the outcomes, when they are recorded here. */
       sealWith?: EvidenceInput[];
@@ -120,7 +118,7 @@ export function firstAttempts({
     const byDelivery: Record<string, AttemptReport> = {};
     const results: ChannelResult[] = await Promise.all(
       targets.map(async ({ channelId, kind, skip }): Promise<ChannelResult> => {
-        const deliveryId = deliveryIdOf(alert.workflowId, channelId, suffix);
+        const deliveryId = deliveryIdOf(alert.workflowId, channelId);
         const base = { channelId, kind, deliveryId };
         if (skip) return { ...base, outcome: 'skipped', error: skip };
         const label = { deliveryId, attempt: 1, kind, requestId };
@@ -194,8 +192,6 @@ export function alertDeliveryActivities({ targets, sender, outcomes }: AlertDeli
       /** The chosen channels (a test, a resend, a digest); absent: those the alert routes to. */
       channelIds?: string[];
       routed: RoutedAlert;
-      /** Of the delivery ids (a storm's follow-up). */
-      suffix?: string;
       requestId?: string;
     }): Promise<FirstAttempts> {
       const { alert, channelIds, ...options } = input;

@@ -51,12 +51,8 @@ export function createActivities({
   const targets = new DeliveryTargets(channels, users, builtIns);
   const canaries = new CanariesRepository(db);
   const sender = new ChannelSender(channels, users, allowPrivateTargets, builtIns, outboundDeny);
-  const outcomes = new AlertOutcomes(
-    new DeliveriesRepository(db),
-    channels,
-    evidence,
-    channelHealth,
-  );
+  const deliveries = new DeliveriesRepository(db);
+  const outcomes = new AlertOutcomes(deliveries, channels, evidence, channelHealth);
   return {
     ...workerPingActivities({ pings: new WorkerPingsRepository(db) }),
     ...floorActivities,
@@ -64,6 +60,7 @@ export function createActivities({
     ...threatAlertActivities({
       threats,
       canaries,
+      deliveries,
       evidence,
       enricher,
       targets,

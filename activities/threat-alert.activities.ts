@@ -6,6 +6,7 @@ import {
   type TripwireEvent,
 } from '../src/alerts/alert-payloads';
 import type { DeliveryTargets, ReadTargets } from '../src/alerts/delivery-targets';
+import type { DeliveriesRepository } from '../src/alerts/deliveries.repository';
 import type { IpEnricher } from '../src/alerts/enrichment';
 import type { AlertPayload } from '../src/alerts/payload';
 import type { Canary, CanariesRepository } from '../src/canaries/canaries.repository';
@@ -18,6 +19,7 @@ import {
   type DeliveryTarget,
   type PreparedThreat,
   type StartedEvent,
+  type StormCount,
   type ThreatFirstAttempts,
 } from '../workflows/shared';
 import type { firstAttempts } from './alert-delivery.activities';
@@ -72,6 +74,8 @@ function startedEvent(
 export interface ThreatAlertDeps {
   threats: ThreatsRepository;
   canaries: CanariesRepository;
+  /** Where a storm's follow-up reads whether the first alert's round is over. */
+  deliveries: DeliveriesRepository;
   /** The worker's one store, shared by every activity (one group commit per account). */
   evidence: EvidenceStore;
   enricher: IpEnricher;
@@ -97,14 +101,17 @@ export async function sealThreatAlert(
   accountId: string,
   payload: AlertPayload,
   details: object,
+  /** The hits the alert reports. */
+  hits: number,
 ): Promise<void> {
   await deps.evidence.append(accountId, threatAlertEntry(payload, details));
-  await deps.threats.recordAlert(payload.data.threatEventId!, payload);
+  await deps.threats.recordAlert(payload.data.threatEventId!, payload, hits);
 }
 
 export function threatAlertActivities({
   threats,
   canaries,
+  deliveries,
   evidence,
   enricher,
   targets,
@@ -190,7 +197,9 @@ export function threatAlertActivities({
       const { payload, hits, read } = await prepare(input);
       const entry = threatAlertEntry(payload, { hits });
       const [kept, sent] = await Promise.all([
-        threats.recordAlert(input.threatEventId, payload).then(...succeeded('keep the alert')),
+        threats
+          .recordAlert(input.threatEventId, payload, hits)
+          .then(...succeeded('keep the alert')),
         sendFirst(
           {
             accountId: input.accountId,
@@ -222,11 +231,19 @@ export function threatAlertActivities({
     },
 
     /**
-     * How many hits a storm's event has recorded so far (its quiet check, once per quiet period);
-     * 0 once the event is removed, so no follow-up is sent.
+     * A storm's count (once per quiet period): its hits so far, and how many its first alert
+     * reported once that alert's round is recorded (every delivery of it with its outcome); no
+     * hits once the event is removed, so no follow-up is sent.
      */
-    async stormHits(threatEventId: string): Promise<number> {
-      return threats.hitCount(threatEventId);
+    async stormHits(threatEventId: string): Promise<StormCount> {
+      const event = await threats.findEvent(threatEventId);
+      if (!event) return { hits: 0, reported: 0 };
+      const over = await deliveries.roundRecorded(
+        event.accountId,
+        threatEventId,
+        `alert-${threatEventId}`,
+      );
+      return { hits: event.hitCount, reported: over ? (event.alertHits ?? null) : null };
     },
 
     /**
@@ -239,7 +256,8 @@ export function threatAlertActivities({
       hits: number;
     }): Promise<void> {
       const payload = parseAlertPayload(input.payload);
-      await sealThreatAlert({ evidence, threats }, input.accountId, payload, { hits: input.hits });
+      const { hits } = input;
+      await sealThreatAlert({ evidence, threats }, input.accountId, payload, { hits }, hits);
     },
 
     /**

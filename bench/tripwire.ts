@@ -22,6 +22,7 @@ import { parseArgs } from 'node:util';
 import { startAlert } from '../src/alerts/alert-workflows';
 import { verifyWebhookSignature } from '../src/alerts/webhook-signature';
 import { tripwirePayload } from '../test/support/alerts';
+import { followUpIdOf } from '../workflows/shared';
 import type { Hit } from '../test/support/receiver';
 import { pct, pool } from './support/latency';
 import { interleave, printComparison, roundOptions } from './support/rounds';
@@ -103,11 +104,14 @@ async function main(): Promise<void> {
         .collection<{ _id: string }>('threat_events')
         .find({ canaryId: { $in: canaries.map((c) => c.id) } }, { projection: { _id: 1 } })
         .toArray();
-      let open = events.length;
+      // Each event's alert, and its storm's follow-up when one was started (the API's starts are
+      // made by the time the hits are counted: the follow-up's when its first later hit is).
+      const workflows = events.flatMap((e) => [`alert-${e._id}`, followUpIdOf(e._id)]);
+      let open = workflows.length;
       const ended = Promise.all(
-        events.map((e) =>
+        workflows.map((id) =>
           temporal.client.workflow
-            .getHandle(`alert-${e._id}`)
+            .getHandle(id)
             .result()
             .catch(() => undefined)
             .finally(() => open--),
@@ -119,7 +123,9 @@ async function main(): Promise<void> {
       clearTimeout(timer);
       if (open) {
         stuck += open;
-        console.error(`${open} alerts still running ${SETTLE_MS / 1000} s after their run`);
+        console.error(
+          `${open} alert workflows still running ${SETTLE_MS / 1000} s after their run`,
+        );
       }
     };
     /** A ready alert: its delivery id starts with its workflow id. */

@@ -281,7 +281,7 @@ const configSchema = z.object({
   }),
   ALERT_GATHER_MS: z.coerce.number().int().min(0).max(30_000).default(2_000).meta({
     description:
-      "A threat alert's storm closes once a whole period of this length passed with no hit recorded (at most 30 s of periods, from the first alert's delivery); the first hit is alerted at once, later ones in one follow-up",
+      "A storm closes once a whole period of this length passed with no hit recorded (at most 30 s of periods, from its second hit); the first hit is alerted at once, later ones in one follow-up once the first alert's round is over",
   }),
   ALERT_RECOVERY_SCHEDULE: z
     .string()

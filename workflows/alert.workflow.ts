@@ -22,7 +22,8 @@ import {
   type ChannelResult,
   type DeliveryTarget,
   type FirstAttempts,
-  type ReadyAlertInput,
+  type RecoveringInput,
+  type StormFollowUpInput,
   type ThreatAlertInput,
   type ThreatFirstAttempts,
   isAlert,
@@ -45,8 +46,6 @@ function jittered(ms: number, key: string): number {
   return Math.round(ms * (1 + (hash >>> 0) / 2 ** 34));
 }
 
-const FOLLOW_UP = ':follow-up';
-
 const sending = proxyLocalActivities<Activities>(ONE_SEND_ATTEMPT);
 const firstStep = proxyLocalActivities<Activities>(FIRST_ATTEMPTS);
 const books = proxyLocalActivities<Activities>(ALERT_BOOKKEEPING);
@@ -58,7 +57,11 @@ const books = proxyLocalActivities<Activities>(ALERT_BOOKKEEPING);
  */
 export async function alertWorkflow(input: AlertInput): Promise<AlertResult> {
   const results =
-    input.kind === 'threat' ? await threatAlert(input) : await deliverAlert(input, input.payload);
+    input.kind === 'threat'
+      ? await threatAlert(input)
+      : input.kind === 'follow-up'
+        ? await stormFollowUp(input)
+        : await deliverAlert(input, input.payload);
   const outcome = alertOutcome(results);
   // Only an alert that did not reach every channel is marked: a completed alert without the
   // attribute was delivered. Each upsert is a visibility write of its own in Temporal (about 7 % of
@@ -88,12 +91,13 @@ export async function alertWorkflow(input: AlertInput): Promise<AlertResult> {
 /** A workflow's first task is handed three events (its start, the task scheduled, the task started). */
 const FIRST_TASK_HISTORY_LENGTH = 3;
 
+/** How often a follow-up looks again for the end of its first alert's round, once gathering is over. */
+const FIRST_ROUND_POLL_MS = 5_000;
+
 /**
- * The first hit is alerted at once; the alert then stays open while the storm lasts, and the hits
- * that joined its event meanwhile are summed up in one follow-up if any came. The storm is read
- * from the event (see `untilQuiet`), so the API starts the alert once and never signals it. The
- * follow-up waits for the first delivery's round (its attempts and their record), not for its
- * recovery.
+ * The first hit is alerted at once, and the alert ends with its round and any recovery: an alert
+ * whose first attempts all land is one workflow task. Its storm's later hits are the follow-up's
+ * (`stormFollowUp`), which the API starts when it records the first of them.
  */
 async function threatAlert(input: ThreatAlertInput): Promise<ChannelResult[]> {
   const prepare = {
@@ -114,59 +118,63 @@ async function threatAlert(input: ThreatAlertInput): Promise<ChannelResult[]> {
   } catch {
     // Made in separate steps below.
   }
-  const {
-    payload,
-    targets,
-    hits: reported,
-  } = sent ?? (await books.prepareThreatDelivery({ ...prepare, fresh: false }));
-  const firstRound = deliverRound(input, payload, sent ? { first: sent } : { targets });
-  const followUp = async (): Promise<ChannelResult[]> => {
-    // After the first round: its steps and the storm check's then never start in one task.
-    await firstRound;
-    const hits = await untilQuiet(input, reported);
-    if (hits <= reported) return [];
-    const later = await books.prepareStormFollowUp({
-      threatEventId: input.threatEventId,
-      hits,
-      newHits: hits - reported,
-    });
-    return deliverAlert(input, later, { suffix: FOLLOW_UP });
-  };
+  const { payload, targets, hits } =
+    sent ?? (await books.prepareThreatDelivery({ ...prepare, fresh: false }));
   // The first alert is sealed in the evidence log (and kept on its event) beside its delivery:
   // the seal is retried until it lands, and the alert ends only once it has.
-  const [, first, later] = await Promise.all([
-    sent?.sealed || books.sealThreatAlert({ accountId: input.accountId, payload, hits: reported }),
-    firstRound.then((round) => recoverFailed(input, payload, round)),
-    followUp(),
+  const [, results] = await Promise.all([
+    sent?.sealed || books.sealThreatAlert({ accountId: input.accountId, payload, hits }),
+    deliverRound(input, payload, sent ? { first: sent } : { targets }).then((round) =>
+      recoverFailed(input, payload, round),
+    ),
   ]);
-  return [...first, ...later];
+  return results;
 }
 
 /**
- * Storm control: the event's hit count once a whole `quietMs` period passed in which it did not
- * grow past what was seen before (at first, the `reported` hits of the first alert), or after
- * `maxMs` of such periods. One timer and one read of the event per period, whatever the hits: a
- * flood's workflow tasks are bounded by time. It starts once the first round is done, so none of
- * its steps starts beside that round's; the recovery of a failed delivery, which starts then too,
- * first pauses for `ALERT_RECOVERY_SCHEDULE`'s first step (1 min by default), longer than the storm
- * check lasts. The periods are counted, not measured against the workflow's clock: after a local
- * activity that outlasted a workflow task, the time a replay sees need not be the time the live
- * run saw, so no step may depend on it.
+ * A storm's later hits in one follow-up, once the storm is quiet and the first alert's round is
+ * over (see `untilQuiet`): the same event reporting every hit so far. Nothing when no hit came
+ * after the hits the first alert reported.
  */
-async function untilQuiet(
-  { threatEventId, gather: { quietMs, maxMs } }: ThreatAlertInput,
-  reported: number,
-): Promise<number> {
+async function stormFollowUp(input: StormFollowUpInput): Promise<ChannelResult[]> {
+  const { hits, reported } = await untilQuiet(input);
+  if (hits <= reported) return [];
+  const payload = await books.prepareStormFollowUp({
+    threatEventId: input.threatEventId,
+    hits,
+    newHits: hits - reported,
+  });
+  return deliverAlert(input, payload);
+}
+
+/**
+ * Storm control: the event's count once a whole `quietMs` period passed in which it did not grow
+ * past what was seen before (at first, the hits the first alert reported), or after `maxMs` of
+ * such periods; and not before the first alert's round is over (its attempts and their record,
+ * not its recovery), so a follow-up never reaches a channel before the alert it follows. One
+ * timer and one read of the event per period, whatever the hits: a flood's workflow tasks are
+ * bounded by time. The periods are counted, not measured against the workflow's clock: after a
+ * local activity that outlasted a workflow task, the time a replay sees need not be the time the
+ * live run saw, so no step may depend on it.
+ */
+async function untilQuiet({
+  threatEventId,
+  gather: { quietMs, maxMs },
+}: StormFollowUpInput): Promise<{ hits: number; reported: number }> {
   const periods = quietMs > 0 ? Math.ceil(maxMs / quietMs) : 0;
-  for (let seen = reported, period = 1; ; period++) {
+  let seen: number | undefined;
+  for (let period = 1; ; period++) {
     if (period <= periods) {
       await sleep(quietMs, { summary: `storm: quiet period ${period} of at most ${periods}` });
+    } else if (period > 1) {
+      await sleep(FIRST_ROUND_POLL_MS, { summary: "storm: waiting for the first alert's round" });
     }
-    const hits = await books.stormHits.executeWithOptions(
-      { summary: `storm: hits after quiet period ${period}` },
+    const { hits, reported } = await books.stormHits.executeWithOptions(
+      { summary: `storm: hits after period ${period}` },
       [threatEventId],
     );
-    if (hits <= seen || period >= periods) return hits;
+    if (reported === null) continue;
+    if (hits <= (seen ?? reported) || period >= periods) return { hits, reported };
     seen = hits;
   }
 }
@@ -186,14 +194,8 @@ function describeAlert(input: AlertInput, payload: AlertPayloadJson): string {
 }
 
 /** One round to every target, then each failed delivery's recovery (see `deliverRound`). */
-function deliverAlert(
-  input: AlertInput,
-  payload: AlertPayloadJson,
-  options: { suffix?: string } = {},
-): Promise<ChannelResult[]> {
-  return deliverRound(input, payload, options).then((round) =>
-    recoverFailed(input, payload, round),
-  );
+function deliverAlert(input: AlertInput, payload: AlertPayloadJson): Promise<ChannelResult[]> {
+  return deliverRound(input, payload, {}).then((round) => recoverFailed(input, payload, round));
 }
 
 /** What one round came to: the targets read for it and each one's result. */
@@ -214,14 +216,13 @@ const routeOf = (payload: AlertPayloadJson) => ({
  * all final is that one step. Only a delivery whose attempt is to be retried takes further steps
  * (a pause, the next attempt, …, then the outcome record). If the first step fails (the database
  * down when it read the targets, the worker lost), the round is made in separate steps: the
- * targets read, then each attempt its own step. A storm's follow-up has its own delivery ids
- * (`<workflowId>:<channelId>:follow-up`).
+ * targets read, then each attempt its own step.
  */
 async function deliverRound(
   input: AlertInput,
   payload: AlertPayloadJson,
   /** `first`: the first step's result; `targets`: already read (and nothing sent yet). */
-  { suffix = '', ...known }: { suffix?: string; first?: FirstAttempts; targets?: DeliveryTarget[] },
+  known: { first?: FirstAttempts; targets?: DeliveryTarget[] },
 ): Promise<Round> {
   const { workflowId, typedSearchAttributes } = workflowInfo();
   setCurrentDetails(describeAlert(input, payload));
@@ -240,13 +241,14 @@ async function deliverRound(
   if (!first && !known.targets) {
     try {
       first = await firstStep.sendFirstAttempts.executeWithOptions(
-        { summary: `send the ${suffix ? 'follow-up' : 'alert'}: first attempt to every channel` },
+        {
+          summary: `send the ${input.kind === 'follow-up' ? 'follow-up' : 'alert'}: first attempt to every channel`,
+        },
         [
           {
             alert: alertContext(input, payload),
             channelIds,
             routed,
-            ...(suffix && { suffix }),
             requestId: input.requestId,
           },
         ],
@@ -267,7 +269,7 @@ async function deliverRound(
   const retrying: Promise<void>[] = [];
   const made = first;
   targets.forEach((target, i) => {
-    const deliveryId = deliveryIdOf(workflowId, target.channelId, suffix);
+    const deliveryId = deliveryIdOf(workflowId, target.channelId);
     const base = { channelId: target.channelId, kind: target.kind, deliveryId };
     const done = (last: AttemptReport) => {
       lastAttempts[deliveryId] = last;
@@ -324,7 +326,7 @@ function recoverFailed(
  * the first, until one is delivered, the channel is disabled or gone, or the schedule ends.
  */
 async function recoverDelivery(
-  input: ThreatAlertInput | ReadyAlertInput,
+  input: RecoveringInput,
   payload: AlertPayloadJson,
   target: DeliveryTarget,
   failed: ChannelResult,

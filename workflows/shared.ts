@@ -66,16 +66,14 @@ interface Recovering {
 }
 
 /**
- * A canary's threat event: its payload is prepared from the event when the alert starts, and
- * the hits that joined it later go out in one follow-up once its storm is quiet (no hit recorded
- * for `gather.quietMs`, at most `gather.maxMs` of such periods after the first delivery): the
- * workflow reads the event's count each quiet period, so the API starts it once and tells it
- * nothing more.
+ * A canary's threat event, alerted at its first hit: the payload is prepared from the event when
+ * the alert starts, and the alert ends with its first round (and any recovery). A storm's later
+ * hits go out in one follow-up of its own (`StormFollowUpInput`), which the API starts once it
+ * records one.
  */
 export interface ThreatAlertInput extends AlertBase, Recovering {
   kind: 'threat';
   threatEventId: string;
-  gather: { quietMs: number; maxMs: number };
   /** Read beside the event when known; the start reconciler leaves it to the event. */
   canaryId?: string;
   /**
@@ -83,6 +81,19 @@ export interface ThreatAlertInput extends AlertBase, Recovering {
    * back; the start reconciler (and an API that found the event written) leaves it to the event.
    */
   event?: StartedEvent;
+}
+
+/**
+ * A storm's follow-up (`followUpIdOf`): the hits that joined a threat event after its first
+ * alert, in one alert once the storm is quiet (no hit recorded for `gather.quietMs`, at most
+ * `gather.maxMs` of such periods) and the first alert's round is over.
+ */
+export interface StormFollowUpInput extends AlertBase, Recovering {
+  kind: 'follow-up';
+  threatEventId: string;
+  gather: { quietMs: number; maxMs: number };
+  /** For the start's search attributes, when known (the start reconciler leaves it out). */
+  canaryId?: string;
 }
 
 /**
@@ -144,11 +155,19 @@ export interface ResendInput extends AlertBase {
 }
 
 export type AlertInput =
-  ThreatAlertInput | ReadyAlertInput | ChannelTestInput | DigestInput | ResendInput;
+  | ThreatAlertInput
+  | StormFollowUpInput
+  | ReadyAlertInput
+  | ChannelTestInput
+  | DigestInput
+  | ResendInput;
+
+/** What an alert is: it recovers and fails visibly. */
+export type RecoveringInput = ThreatAlertInput | StormFollowUpInput | ReadyAlertInput;
 
 /** Alerts recover and fail visibly; channel tests and resends answer the person who asked. */
-export const isAlert = (input: AlertInput): input is ThreatAlertInput | ReadyAlertInput =>
-  input.kind === 'threat' || input.kind === 'ready';
+export const isAlert = (input: AlertInput): input is RecoveringInput =>
+  input.kind === 'threat' || input.kind === 'follow-up' || input.kind === 'ready';
 
 /** One watched agent: silence past its interval, or a skill it blocked, raises an alert. */
 export interface AgentWatchInput {
@@ -231,8 +250,10 @@ export interface ChannelResult {
 }
 
 /** A delivery's id: the same for every attempt and every recovery round of it. */
-export const deliveryIdOf = (workflowId: string, channelId: string, suffix = '') =>
-  `${workflowId}:${channelId}${suffix}`;
+export const deliveryIdOf = (workflowId: string, channelId: string) => `${workflowId}:${channelId}`;
+
+/** A storm follow-up's workflow id (one per threat event). */
+export const followUpIdOf = (threatEventId: string) => `follow-up-${threatEventId}`;
 
 /** A delivery's result from its last attempt's report. */
 export function channelResult(
@@ -269,6 +290,15 @@ export interface ThreatFirstAttempts extends FirstAttempts, PreparedThreat {
 export interface PreparedThreat {
   payload: AlertPayloadJson;
   hits: number;
+}
+
+/**
+ * A storm's event as its follow-up reads it: its hits so far, and how many the first alert
+ * reported, once that alert's first round is over (null until then).
+ */
+export interface StormCount {
+  hits: number;
+  reported: number | null;
 }
 
 export interface AlertResult {

@@ -10,7 +10,9 @@ import {
   type ChannelTestInput,
   type ReadyAlertInput,
   type ResendInput,
+  type StormFollowUpInput,
   type ThreatAlertInput,
+  followUpIdOf,
 } from '../../workflows/shared';
 
 const TRIPWIRE_EVENT = 'canary.tripwire_triggered';
@@ -22,24 +24,23 @@ const TEST_EVENT = 'canary.test_alert';
  * the workflow then shows it in its current details).
  */
 function describeStart(input: AlertInput) {
-  const data =
-    input.kind === 'threat'
-      ? undefined
-      : (input.payload.data as { alertLevel?: string; canaryId?: string });
-  const event = input.kind === 'threat' ? TRIPWIRE_EVENT : input.payload.event;
-  const threatEventId =
-    input.kind === 'threat' ? input.threatEventId : input.payload.data.threatEventId;
-  const canaryId = input.kind === 'threat' ? input.canaryId : data?.canaryId;
+  const ready = 'payload' in input ? input.payload : undefined;
+  const data = ready?.data as { alertLevel?: string; canaryId?: string } | undefined;
+  const event = ready ? ready.event : TRIPWIRE_EVENT;
+  const threatEventId = 'threatEventId' in input ? input.threatEventId : ready!.data.threatEventId;
+  const canaryId = 'threatEventId' in input ? input.canaryId : data?.canaryId;
   const channelIds = input.kind === 'resend' || input.kind === 'test' ? [input.channelId] : null;
   const level = data?.alertLevel;
   const what =
     input.kind === 'resend'
       ? `Resend of ${input.resendOf}`
-      : event === TRIPWIRE_EVENT
-        ? `${level ?? 'Threat'} alert`
-        : event === TEST_EVENT
-          ? `Test alert to ${channelIds?.[0] ?? 'a channel'}`
-          : `Notice ${event}`;
+      : input.kind === 'follow-up'
+        ? 'Storm follow-up'
+        : event === TRIPWIRE_EVENT
+          ? `${level ?? 'Threat'} alert`
+          : event === TEST_EVENT
+            ? `Test alert to ${channelIds?.[0] ?? 'a channel'}`
+            : `Notice ${event}`;
   const staticSummary = [what, canaryId && `canary ${canaryId}`].filter(Boolean).join(' · ');
   const staticDetails = [
     `**Account** \`${input.accountId}\``,
@@ -72,6 +73,27 @@ export function alertStartOptions(temporal: Temporal, workflowId: string, input:
 }
 
 /**
+ * Starts an alert's workflow once: false when it had been started already (by another replica,
+ * the reconciler, or an earlier try), which REJECT_DUPLICATE keeps from running again.
+ */
+async function startOnce(
+  temporal: Temporal,
+  workflowId: string,
+  input: AlertInput,
+): Promise<boolean> {
+  try {
+    await temporal.client.workflow.start<typeof alertWorkflow>(
+      'alertWorkflow',
+      alertStartOptions(temporal, workflowId, input),
+    );
+    return true;
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
+    throw err;
+  }
+}
+
+/**
  * Starts the delivery of a ready alert to every channel that subscribes to it: workflow id
  * `alert-<threatEventId>`, so starting it again for the same event delivers nothing twice.
  */
@@ -81,18 +103,8 @@ export async function startAlert(
 ) {
   const { threatEventId, ...alert } = input;
   const workflowId = `alert-${threatEventId}`;
-  try {
-    await temporal.client.workflow.start<typeof alertWorkflow>(
-      'alertWorkflow',
-      alertStartOptions(temporal, workflowId, {
-        kind: 'ready',
-        ...alert,
-        recoveryMs: temporal.alertRecoveryMs,
-      }),
-    );
-  } catch (err) {
-    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-  }
+  const recoveryMs = temporal.alertRecoveryMs;
+  await startOnce(temporal, workflowId, { kind: 'ready', ...alert, recoveryMs });
   return temporal.client.workflow.getHandle<typeof alertWorkflow>(workflowId);
 }
 
@@ -105,44 +117,43 @@ export async function startNotice(
   temporal: Temporal,
   input: { accountId: string; payload: AlertPayloadJson; noticeId: string },
 ): Promise<void> {
-  try {
-    await temporal.client.workflow.start<typeof alertWorkflow>(
-      'alertWorkflow',
-      alertStartOptions(temporal, `notice-${input.noticeId}`, {
-        kind: 'ready',
-        accountId: input.accountId,
-        payload: input.payload,
-        recoveryMs: temporal.alertRecoveryMs,
-      }),
-    );
-  } catch (err) {
-    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-  }
+  const { accountId, payload, noticeId } = input;
+  const recoveryMs = temporal.alertRecoveryMs;
+  await startOnce(temporal, `notice-${noticeId}`, {
+    kind: 'ready',
+    accountId,
+    payload,
+    recoveryMs,
+  });
 }
 
-/**
- * Starts a threat event's alert (`alert-<threatEventId>`), which reads its storm's later hits
- * from the event itself. Returns false when it had been started already (by another replica, the
- * reconciler, or an earlier try): nothing is sent twice.
- */
-export async function startThreatAlert(
+/** Starts a threat event's alert (`alert-<threatEventId>`), once (see `startOnce`). */
+export function startThreatAlert(
   temporal: Temporal,
   input: Omit<ThreatAlertInput, 'kind' | 'recoveryMs'>,
 ): Promise<boolean> {
-  try {
-    await temporal.client.workflow.start<typeof alertWorkflow>(
-      'alertWorkflow',
-      alertStartOptions(temporal, `alert-${input.threatEventId}`, {
-        kind: 'threat',
-        ...input,
-        recoveryMs: temporal.alertRecoveryMs,
-      }),
-    );
-    return true;
-  } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
-    throw err;
-  }
+  const recoveryMs = temporal.alertRecoveryMs;
+  return startOnce(temporal, `alert-${input.threatEventId}`, {
+    kind: 'threat',
+    ...input,
+    recoveryMs,
+  });
+}
+
+/**
+ * Starts a storm's follow-up (`followUpIdOf`), which gathers the hits that joined the event after
+ * its first alert: once per event (see `startOnce`).
+ */
+export function startStormFollowUp(
+  temporal: Temporal,
+  input: Omit<StormFollowUpInput, 'kind' | 'recoveryMs'>,
+): Promise<boolean> {
+  const recoveryMs = temporal.alertRecoveryMs;
+  return startOnce(temporal, followUpIdOf(input.threatEventId), {
+    kind: 'follow-up',
+    ...input,
+    recoveryMs,
+  });
 }
 
 /** A channel test: the same workflow, attempts and timeouts as a real alert; waits for the outcome. */

@@ -136,6 +136,18 @@ export class DeliveriesRepository {
     );
   }
 
+  /**
+   * Whether a workflow's first round is recorded: it has delivery records (every round records
+   * one per target, skipped ones too), and none is still waiting for its outcome.
+   */
+  async roundRecorded(accountId: string, threatEventId: string, workflowId: string) {
+    const docs = await this.deliveries
+      .find({ accountId, threatEventId, workflowId }, { projection: { outcome: 1 } })
+      .limit(MAX_PER_THREAT_EVENT)
+      .toArray();
+    return docs.length > 0 && docs.every((d) => d.outcome !== null);
+  }
+
   async listForChannel(
     accountId: string,
     channelId: string,

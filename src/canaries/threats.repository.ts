@@ -50,6 +50,8 @@ export interface ThreatEvent {
   hitCount: number;
   /** Set when the alert is prepared: enrichment, risk and the payload that was sent. */
   alert: AlertPayload | null;
+  /** How many hits that alert reported: what a storm's follow-up counts from. */
+  alertHits?: number;
 }
 
 /**
@@ -73,7 +75,15 @@ type EventDoc = Omit<ThreatEvent, 'id'> & {
   alertRecordedAt?: Date;
   /** Outbox marker: set until the event's alert workflow is known to be started (reconciler). */
   alertPendingSince?: Date;
+  /**
+   * Outbox marker: set with a later hit's count until the storm's follow-up workflow is known to
+   * be started (reconciler), so that a follow-up is never missed.
+   */
+  followUpPendingSince?: Date;
 };
+/** An event's outbox marks: a workflow the reconciler starts if the API's start is not confirmed. */
+type OutboxMark = 'alertPendingSince' | 'followUpPendingSince';
+
 type HitDoc = Omit<ThreatHit, 'id'> & {
   _id: string;
   /** When this process wrote it (not when it came in): what the live feed polls by. */
@@ -110,6 +120,7 @@ export const threatEventsIndexes: CollectionIndexes = {
   indexes: [
     { key: { accountId: 1, firstHitAt: -1 }, name: 'account_newest_first' },
     { key: { alertPendingSince: 1 }, name: 'alert_pending', sparse: true },
+    { key: { followUpPendingSince: 1 }, name: 'follow_up_pending', sparse: true },
     // The live feed's poll, across accounts (src/canaries/live-feed.ts).
     { key: { alertRecordedAt: 1 }, name: 'alert_recorded_at', sparse: true },
   ],
@@ -242,8 +253,10 @@ export class ThreatsRepository {
    * waits for the journal: the caller's next journaled write makes them durable (see `hitLog`).
    * The counts are `updateMany` (each matches one event) because the driver never retries it: a
    * retry could reach a restarted database that lost the hit log's write, and count hits it lacks.
+   * The events in `grown` are marked as owing their storm a follow-up (`followUpsStarted` clears
+   * the mark), in the same write.
    */
-  async addHits(hits: ThreatHit[]): Promise<void> {
+  async addHits(hits: ThreatHit[], grown: ReadonlySet<string> = new Set()): Promise<void> {
     if (!hits.length) return;
     // The wall clock, not the service's clock: the live feed compares it with its own.
     const recordedAt = new Date();
@@ -261,7 +274,11 @@ export class ThreatsRepository {
       [...events].map(([_id, { count, last }]) => ({
         updateMany: {
           filter: { _id },
-          update: { $inc: { hitCount: count }, $max: { lastHitAt: last } },
+          update: {
+            $inc: { hitCount: count },
+            $max: { lastHitAt: last },
+            ...(grown.has(_id) && { $min: { followUpPendingSince: recordedAt } }),
+          },
         },
       })),
     );
@@ -332,30 +349,36 @@ export class ThreatsRepository {
   }
 
   /** These events' alert workflows exist: the reconciler has nothing left to start for them. */
-  async alertsStarted(threatEventIds: string[]): Promise<void> {
-    await this.events.updateMany(
-      { _id: { $in: threatEventIds } },
-      { $unset: { alertPendingSince: '' } },
-    );
+  alertsStarted(threatEventIds: string[]): Promise<void> {
+    return this.unmark(threatEventIds, 'alertPendingSince');
   }
 
   /** Events whose alert start was not confirmed by `before`, oldest first. */
-  async pendingAlerts(
-    before: Date,
-    limit: number,
-  ): Promise<Pick<ThreatEvent, 'id' | 'accountId'>[]> {
+  pendingAlerts(before: Date, limit: number): Promise<Pick<ThreatEvent, 'id' | 'accountId'>[]> {
+    return this.marked('alertPendingSince', before, limit);
+  }
+
+  /** These events' storm follow-ups exist: the reconciler has nothing left to start for them. */
+  followUpsStarted(threatEventIds: string[]): Promise<void> {
+    return this.unmark(threatEventIds, 'followUpPendingSince');
+  }
+
+  /** Events whose storm follow-up start was not confirmed by `before`, oldest first. */
+  pendingFollowUps(before: Date, limit: number): Promise<Pick<ThreatEvent, 'id' | 'accountId'>[]> {
+    return this.marked('followUpPendingSince', before, limit);
+  }
+
+  private async unmark(threatEventIds: string[], mark: OutboxMark): Promise<void> {
+    await this.events.updateMany({ _id: { $in: threatEventIds } }, { $unset: { [mark]: '' } });
+  }
+
+  private async marked(mark: OutboxMark, before: Date, limit: number) {
     const docs = await this.events
-      .find({ alertPendingSince: { $lte: before } }, { projection: { accountId: 1 } })
-      .sort({ alertPendingSince: 1 })
+      .find({ [mark]: { $lte: before } }, { projection: { accountId: 1 } })
+      .sort({ [mark]: 1 })
       .limit(limit)
       .toArray();
     return docs.map((doc) => ({ id: doc._id, accountId: doc.accountId }));
-  }
-
-  /** The hits an event has recorded (0 when it is gone). */
-  async hitCount(threatEventId: string): Promise<number> {
-    const doc = await this.events.findOne({ _id: threatEventId }, { projection: { hitCount: 1 } });
-    return doc?.hitCount ?? 0;
   }
 
   async findEvent(threatEventId: string): Promise<ThreatEvent | null> {
@@ -363,10 +386,11 @@ export class ThreatsRepository {
     return doc && { ...doc, id: doc._id };
   }
 
-  async recordAlert(threatEventId: string, alert: AlertPayload): Promise<void> {
+  /** Keeps the event's first alert, reporting `hits`. */
+  async recordAlert(threatEventId: string, alert: AlertPayload, hits: number): Promise<void> {
     await this.events.updateOne(
       { _id: threatEventId },
-      { $set: { alert, alertRecordedAt: new Date() } },
+      { $set: { alert, alertHits: hits, alertRecordedAt: new Date() } },
     );
   }
 

@@ -62,9 +62,15 @@ export interface Presenter {
 export interface TripwireSettings {
   /** Hits on one canary from one source within this window join one threat event and one alert. */
   stormWindowMs: number;
-  /** How long an alert waits for more hits of its storm, and at most. */
+  /** How long a storm's follow-up waits for more hits, and at most. */
   gather: { quietMs: number; maxMs: number };
 }
+
+/**
+ * A storm's hits handed to the seal. `later`: its event was open before them, so its first alert
+ * may not report them, and its storm's follow-up is started (`ThreatAlertStarts.followUp`).
+ */
+type SealGroup = StormHits & { later: boolean };
 
 /** A hit whose storm is open and alert started: settled once the hit is sealed and logged. */
 interface Opened {
@@ -94,7 +100,7 @@ interface TripwireDeps {
  */
 export class Tripwires {
   private readonly batches: KeyedBatches<HitReport, Opened>;
-  private readonly sealings: KeyedBatches<StormHits, void>;
+  private readonly sealings: KeyedBatches<SealGroup, void>;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly journal: HitJournal<JournalEntry>;
   private readonly starts: ThreatAlertStarts;
@@ -105,9 +111,12 @@ export class Tripwires {
    * storm is right for every hit inside its window.
    */
   private readonly known: LRUCache<string, Storm>;
+  /** Events whose storm follow-up this process has asked for: one start per storm. */
+  private readonly followedUp: LRUCache<string, true>;
 
   constructor(private readonly deps: TripwireDeps) {
     this.known = new LRUCache({ max: KNOWN_STORMS, ttl: deps.settings.stormWindowMs });
+    this.followedUp = new LRUCache({ max: KNOWN_STORMS, ttl: deps.settings.stormWindowMs });
     // One key: every hit waiting when a batch ends goes in the next, whatever its canary.
     this.batches = new KeyedBatches((_key, hits) => this.record(hits));
     // Sealing is a group commit of its own: a storm's first hit is not held behind the writes of
@@ -238,7 +247,8 @@ export class Tripwires {
     const canary = storm && this.deps.canaries.keptHitTarget(canaryId);
     if (storm && canary && !canary.retiredAt) {
       const { threatEventId } = storm;
-      return this.sealings.submit(SEALER, { stormKey, canary, hits: [hit], threatEventId });
+      const group = { stormKey, canary, hits: [hit], threatEventId, later: true };
+      return this.sealings.submit(SEALER, group);
     }
     const { sealed } = await this.batches.submit(RECORDER, hit);
     await sealed;
@@ -336,13 +346,14 @@ export class Tripwires {
   /**
    * The storms' events, written unless known written (in one write), and each alert started as
    * soon as its event exists (once per storm this process learns of), while the hits are sealed
-   * and logged; the alert reads the storm's later hits from the event. Should the write fail, the
-   * journal replays the batch, which starts the alerts again: nothing is sent twice.
+   * and logged. Hits that join an event opened before them are `later`: the seal starts the
+   * storm's follow-up for them. Should the write fail, the journal replays the batch, which starts
+   * the alerts again: nothing is sent twice.
    */
   private async openStorms(
     opening: { group: NewHits; storm: Storm & { written?: true } }[],
-  ): Promise<StormHits[]> {
-    const { threats, settings } = this.deps;
+  ): Promise<SealGroup[]> {
+    const { threats } = this.deps;
     const fresh = opening
       .filter(({ storm }) => !storm.written)
       .map(({ group: { stormKey, canary, hits }, storm }) => {
@@ -373,7 +384,6 @@ export class Tripwires {
         {
           accountId: canary.accountId,
           threatEventId,
-          gather: settings.gather,
           canaryId: canary.id,
           requestId: first.requestId ?? undefined,
           // Only the event this process wrote is known as written: another's first hit is its own.
@@ -384,7 +394,12 @@ export class Tripwires {
         opened[i]!,
       );
     });
-    return opening.map(({ group, storm }) => ({ ...group, threatEventId: storm.threatEventId }));
+    const openedHere = new Set(fresh.filter((_, i) => opened[i]).map((f) => f.storm.threatEventId));
+    return opening.map(({ group, storm: { threatEventId } }) => ({
+      ...group,
+      threatEventId,
+      later: !openedHere.has(threatEventId),
+    }));
   }
 
   /**
@@ -395,8 +410,10 @@ export class Tripwires {
    * canary a seal is then a few records, not one per hit. A record's id is derived from its first
    * hit's, and a replayed hit already in a record (a crash came between the append and the hit log)
    * goes to that record again, whose append then finds it stored rather than sealing the hit twice.
+   * An event's first later hits mark it in the events' write, and its follow-up is started once
+   * they are durable (the mark cleared then; the start reconciler starts a follow-up left marked).
    */
-  private async seal(groups: StormHits[]): Promise<void> {
+  private async seal(groups: SealGroup[]): Promise<void> {
     const { threats, evidence, canaries } = this.deps;
     const replayed = groups.flatMap(({ hits }) => hits.filter((h) => !h.fresh).map((h) => h.id));
     const sealedBefore = replayed.length
@@ -406,6 +423,7 @@ export class Tripwires {
     const storms = [...Map.groupBy(groups, (group) => group.stormKey).values()].map((ofStorm) => ({
       ...ofStorm[0]!,
       hits: ofStorm.flatMap((group) => group.hits),
+      later: ofStorm.some((group) => group.later),
     }));
     const byAccount = Map.groupBy(storms, (storm) => storm.canary.accountId);
     const logged = await Promise.all(
@@ -431,7 +449,8 @@ export class Tripwires {
         });
       }),
     );
-    await threats.addHits(logged.flat());
+    const grown = storms.filter((s) => s.later && !this.followedUp.has(s.threatEventId));
+    await threats.addHits(logged.flat(), new Set(grown.map((s) => s.threatEventId)));
     // One tally per canary: a seal takes many groups of one canary's hits (a recorder batch's, or
     // one hit sent straight to it), and each update of a tally rewrites the canary's document.
     await canaries.countHits(
@@ -441,6 +460,16 @@ export class Tripwires {
         return { canaryId, hits: hits.length, lastAt };
       }),
     );
+    for (const { canary, threatEventId, hits } of grown) {
+      this.followedUp.set(threatEventId, true);
+      this.starts.followUp({
+        accountId: canary.accountId,
+        threatEventId,
+        gather: this.deps.settings.gather,
+        canaryId: canary.id,
+        requestId: hits[0]!.requestId ?? undefined,
+      });
+    }
   }
 }
 

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { AgentsRepository } from '../agent/agents.repository';
 import { startAgentWatch } from '../agent/agent-workflows';
-import { startThreatAlert } from '../alerts/alert-workflows';
+import { startStormFollowUp, startThreatAlert } from '../alerts/alert-workflows';
 import type { ThreatsRepository } from '../canaries/threats.repository';
 import type { Clock } from '../clock';
 import type { Logger } from '../logger';
@@ -17,7 +17,7 @@ export interface StartReconcilerSettings {
   intervalMs: number;
   /** Most starts per kind in one pass (the rest wait for the next). */
   batch: number;
-  /** Threat alerts' storm gathering, as the tripwires start them. */
+  /** Storm follow-ups' gathering, as the tripwires start them. */
   gather: { quietMs: number; maxMs: number };
 }
 
@@ -29,6 +29,8 @@ export const DEFAULT_RECONCILER_SETTINGS: Omit<StartReconcilerSettings, 'gather'
 
 export interface ReconcileResult {
   alerts: number;
+  /** Storm follow-ups started. */
+  followUps: number;
   watches: number;
   /** Weekly digest Schedules brought in step with their settings. */
   schedules: number;
@@ -36,7 +38,8 @@ export interface ReconcileResult {
 
 /**
  * The outbox's other half. A threat event and an agent are written with a "pending" mark before
- * their workflow is started, and the mark is cleared once the start is confirmed. When Temporal
+ * their workflow is started, and the mark is cleared once the start is confirmed; a threat
+ * event's later hits mark it until its storm's follow-up is started. When Temporal
  * was down at that moment the mark stays, and this loop starts what is missing once Temporal
  * answers. Starts are idempotent through the workflow ids (`alert-<threatEventId>` with
  * REJECT_DUPLICATE, `agent-watch-<agentId>`), so any number of API replicas may run it, and a
@@ -63,16 +66,25 @@ export class StartReconciler {
   async reconcileOnce(): Promise<ReconcileResult> {
     const { threats, agents, weekly, temporal, clock, settings } = this.deps;
     const before = new Date(clock().getTime() - settings.graceMs);
-    const result: ReconcileResult = { alerts: 0, watches: 0, schedules: 0 };
+    const result: ReconcileResult = { alerts: 0, followUps: 0, watches: 0, schedules: 0 };
     for (const event of await threats.pendingAlerts(before, settings.batch)) {
       // With no event in its input, the alert reads the event's first hit and count itself.
       await startThreatAlert(temporal, {
         accountId: event.accountId,
         threatEventId: event.id,
-        gather: settings.gather,
       });
       await threats.alertsStarted([event.id]);
       result.alerts++;
+    }
+    // Later hits recorded by an API that could not start their follow-up (Temporal down, killed).
+    for (const event of await threats.pendingFollowUps(before, settings.batch)) {
+      await startStormFollowUp(temporal, {
+        accountId: event.accountId,
+        threatEventId: event.id,
+        gather: settings.gather,
+      });
+      await threats.followUpsStarted([event.id]);
+      result.followUps++;
     }
     for (const agent of await agents.pendingWatches(before, settings.batch)) {
       try {
@@ -106,8 +118,7 @@ export class StartReconciler {
         try {
           await temporal.ping(2_000);
           const done = await this.reconcileOnce();
-          if (done.alerts || done.watches || done.schedules)
-            log.info(done, 'started missing workflows');
+          if (Object.values(done).some(Boolean)) log.info(done, 'started missing workflows');
         } catch (err) {
           log.warn({ err }, 'start reconciler pass failed; retrying');
         }

@@ -81,7 +81,7 @@ async function countOf(who: FaultAccount, answered: string[]) {
   ).length;
   const deadline = Date.now() + 60_000;
   const firstAlerts = () =>
-    stack.deliveryIdsOf(who.alertPath).filter((d) => !d.deliveryId.endsWith(':follow-up'));
+    stack.deliveryIdsOf(who.alertPath).filter((d) => !d.deliveryId.startsWith('follow-up-'));
   while (
     Date.now() < deadline &&
     !events.every((e) => firstAlerts().some((d) => d.threatEventId === String(e._id)))

@@ -45,7 +45,7 @@ async function lostOf(who: { accountId: string; alertPath: string }, answered: s
       delivered.filter((d) => d.threatEventId === String(event._id)).map((d) => d.deliveryId),
     );
     // Leading-edge alerting: one alert at the first hit, and at most one follow-up for the rest.
-    const followUps = [...ids].filter((id) => id.endsWith(':follow-up'));
+    const followUps = [...ids].filter((id) => id.startsWith('follow-up-'));
     if (ids.size - followUps.length !== 1 || followUps.length > 1) lost++;
     for (const deliveryId of ids) {
       const record = await until('the delivery outcome recorded', async () => {

@@ -12,9 +12,35 @@ import { bearer, canaryAccounts } from '../support/canary-accounts';
 import { Receiver } from '../support/receiver';
 import { createTestApp, testConfig, testLogger, type TestApp } from '../support/test-app';
 import { startTestWorker } from '../support/test-worker';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { startStormFollowUp } from '../../src/alerts/alert-workflows';
 import type { alertWorkflow } from '../../workflows';
+import { followUpIdOf, type ChannelResult } from '../../workflows/shared';
 
 const ATTACKER = '8.8.8.8';
+const GATHER = { quietMs: 1_000, maxMs: 30_000 };
+
+/**
+ * Every result of a storm's alert and of its follow-up, if one was started (call once the
+ * tripwires are flushed: then every start for the storm has been made).
+ */
+async function stormResults(threatEventId: string): Promise<ChannelResult[]> {
+  const { workflow } = t.temporal.client;
+  const { results } = await workflow
+    .getHandle<typeof alertWorkflow>(`alert-${threatEventId}`)
+    .result();
+  const later = await workflow
+    .getHandle<typeof alertWorkflow>(followUpIdOf(threatEventId))
+    .result()
+    .catch((err: unknown) => {
+      if (err instanceof WorkflowNotFoundError) return { results: [] };
+      throw err;
+    });
+  return [...results, ...later.results];
+}
+
+/** The results of deliveries that went out (the built-in channels are unconfigured here). */
+const sent = (results: ChannelResult[]) => results.filter((r) => r.outcome !== 'skipped');
 
 let t: TestApp;
 let worker: { stop(): Promise<void> };
@@ -26,7 +52,7 @@ beforeAll(async () => {
     config: testConfig({
       TRUST_PROXY: 'loopback',
       ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true',
-      ALERT_GATHER_MS: '1000',
+      ALERT_GATHER_MS: String(GATHER.quietMs),
       PUBLIC_BASE_URL: 'https://tripwire.example.com',
       DECOY_EMAIL_DOMAIN: 'decoys.example.com',
     }),
@@ -223,10 +249,8 @@ describe('retired canaries, storms and quotas', () => {
       (await request(t.app).get('/api/threat-events').set(as(who))).body,
     ).threat_events;
     expect(event).toMatchObject({ hit_count: 100 });
-    // The alert is done once its storm went quiet: every alert it sent is at the receiver by then.
-    const { results } = await t.temporal.client.workflow
-      .getHandle<typeof alertWorkflow>(`alert-${event!.threat_event_id}`)
-      .result();
+    // The storm's workflows are done once it went quiet: every alert they sent has arrived then.
+    const results = await stormResults(event!.threat_event_id);
     const alerts = await alertsAt(path, results.filter((r) => r.outcome === 'delivered').length);
     expect(alerts.length).toBeLessThanOrEqual(2);
     expect(alerts[0]!.data.summary).toBe('canary fired');
@@ -247,7 +271,7 @@ describe('retired canaries, storms and quotas', () => {
     expect(second.next_cursor).toBeNull();
   }, 90_000);
 
-  it('when a tripwire fires once, then it is alerted without waiting for the storm to end, and nothing follows', async () => {
+  it('when a tripwire fires once, then its alert ends with its first round: no storm timer, and nothing follows', async () => {
     const { who, path } = await account();
     const canary = await plant(who, 'url');
     await request(t.app)
@@ -262,27 +286,62 @@ describe('retired canaries, storms and quotas', () => {
       summary: 'canary fired',
       threatEventId: event!.threat_event_id,
     });
+    await t.tripwires.flush();
     const handle = t.temporal.client.workflow.getHandle<typeof alertWorkflow>(
       `alert-${event!.threat_event_id}`,
     );
-    const { results } = await handle.result();
-    expect(results.map((r) => r.deliveryId)).not.toContainEqual(
-      expect.stringMatching(/follow-up$/),
-    );
+    expect(sent(await stormResults(event!.threat_event_id))).toEqual([
+      expect.objectContaining({ deliveryId: expect.stringMatching(/^alert-/) }),
+    ]);
     expect(receiver.hitsOn(path)).toHaveLength(1);
-    // The alert was sent before the storm window closed: its delivery comes before the first
-    // quiet-period timer fired in the workflow's history.
+    // One workflow task: the first attempts' local activity (a marker naming its activity type),
+    // then the completion; no timer waited for a storm that nobody said had grown.
     const { events } = await handle.fetchHistory();
-    // The first attempts are one local activity (a marker naming its activity type).
-    const sent = events!.findIndex((e) => {
+    const steps = events!.flatMap((e) => {
       const data = e.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
-      if (!data) return false;
-      const marker = JSON.parse(Buffer.from(data).toString()) as { activity_type?: string };
-      return marker.activity_type === 'sendThreatAlert';
+      if (data) {
+        const marker = JSON.parse(Buffer.from(data).toString()) as { activity_type?: string };
+        return [marker.activity_type];
+      }
+      return e.timerStartedEventAttributes ? ['timer'] : [];
     });
-    const timerFired = events!.findIndex((e) => e.timerFiredEventAttributes);
-    expect(sent).toBeGreaterThan(-1);
-    expect(timerFired).toBeGreaterThan(sent);
+    expect(steps).toEqual(['sendThreatAlert']);
+    expect(events!.filter((e) => e.workflowTaskCompletedEventAttributes)).toHaveLength(1);
+  }, 60_000);
+
+  it('when its storm hits again once the alert has ended, then one follow-up reports the hit, and starting it again sends nothing more', async () => {
+    const { who, path } = await account();
+    const canary = await plant(who, 'url');
+    const { pathname } = new URL(canary.value);
+    const fire = () => request(t.app).get(pathname).set('X-Forwarded-For', ATTACKER).expect(200);
+    await fire();
+    await t.tripwires.flush();
+    const [event] = threatEventListView.parse(
+      (await request(t.app).get('/api/threat-events').set(as(who))).body,
+    ).threat_events;
+    const threatEventId = event!.threat_event_id;
+    await t.temporal.client.workflow.getHandle(`alert-${threatEventId}`).result();
+
+    await fire();
+    await t.tripwires.flush();
+    const [first, later] = await alertsAt(path, 2);
+    expect(first!.data.summary).toBe('canary fired');
+    expect(later!.data).toMatchObject({
+      summary: 'canary fired again: 1 more hit since the first alert',
+      threatEventId,
+    });
+    const results = sent(await stormResults(threatEventId));
+    expect(results.map((r) => r.deliveryId.split(':')[0])).toEqual([
+      `alert-${threatEventId}`,
+      followUpIdOf(threatEventId),
+    ]);
+    // A third hit in the window, and the follow-up started again (another replica, the
+    // reconciler): the event's one follow-up is made, and a finished workflow never runs again.
+    await fire();
+    await t.tripwires.flush();
+    await startStormFollowUp(t.temporal, { accountId: who.userId, threatEventId, gather: GATHER });
+    await new Promise((r) => setTimeout(r, 2_500));
+    expect(receiver.hitsOn(path)).toHaveLength(2);
   }, 60_000);
 
   it('when the account has used up its plantings, then it still gets its alerts', async () => {

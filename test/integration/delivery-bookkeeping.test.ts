@@ -109,7 +109,6 @@ it('when a threat event is removed before its alert is prepared, then the alert 
   await startThreatAlert(t.temporal, {
     accountId: who.userId,
     threatEventId,
-    gather: { quietMs: 0, maxMs: 0 },
   });
   const outcome = await t.temporal.client.workflow
     .getHandle(`alert-${threatEventId}`)

@@ -19,6 +19,7 @@ import {
   type DeliveryTarget,
   type FirstAttempts,
   type ThreatFirstAttempts,
+  followUpIdOf,
 } from '../../workflows/shared';
 import { tripwirePayload } from '../support/alerts';
 import { workflowBundle } from '../support/test-worker';
@@ -61,8 +62,8 @@ function standIns({ verdict = 'delivered' }: { verdict?: AttemptReport['verdict'
     recordedAttempts: [] as number[],
     agentAlerts: [] as string[],
   };
-  /** The storm's event, as the test's hits grow it: opened by one. */
-  const storm = { hits: 1 };
+  /** The storm's event, as the test's hits grow it: opened by one, which the first alert reported. */
+  const storm = { hits: 1, roundOver: true };
   const payload = (threatEventId: string | null): AlertPayloadJson =>
     tripwirePayload(threatEventId ?? 'thr_none');
   const report = (attempt: number): AttemptReport => {
@@ -95,7 +96,7 @@ function standIns({ verdict = 'delivered' }: { verdict?: AttemptReport['verdict'
       hits: 1,
       sealed: true,
     }),
-    stormHits: () => storm.hits,
+    stormHits: () => ({ hits: storm.hits, reported: storm.roundOver ? 1 : null }),
     sendFirstAttempts: firstAttempts,
     prepareStormFollowUp: (input: { threatEventId: string; hits: number; newHits: number }) => {
       asked.followUps.push({ hits: input.hits, newHits: input.newHits });
@@ -135,30 +136,59 @@ async function ranFor(handle: WorkflowHandle): Promise<number> {
   return closeTime!.getTime() - startTime.getTime();
 }
 
-const threatAlert = (gather: { quietMs: number; maxMs: number }): AlertInput => ({
-  kind: 'threat',
-  accountId: 'usr_time',
-  threatEventId: `thr_${randomUUID()}`,
-  canaryId: 'cnr_time',
-  gather,
-  recoveryMs: [],
-});
+const GATHER = { quietMs: MINUTE, maxMs: 30 * MINUTE };
 
 describe('a storm in skipped time', () => {
-  /** Starts a threat alert as the API does, its event opened by one hit. */
-  const startStorm = (taskQueue: string, gather: { quietMs: number; maxMs: number }) => {
-    const input = threatAlert(gather);
+  const threatEventId = () => `thr_${randomUUID()}`;
+  /** A storm's follow-up, as the API starts it at the storm's first later hit. */
+  const startFollowUp = (taskQueue: string, gather = GATHER) => {
+    const id = threatEventId();
     return env.client.workflow.start('alertWorkflow', {
       taskQueue,
-      workflowId: `alert-${(input as { threatEventId: string }).threatEventId}`,
-      args: [input],
+      workflowId: followUpIdOf(id),
+      args: [
+        {
+          kind: 'follow-up',
+          accountId: 'usr_time',
+          threatEventId: id,
+          gather,
+          recoveryMs: [],
+        } satisfies AlertInput,
+      ],
     });
   };
+
+  it("when a threat alert's first attempts land, then it ends with that round: no timer, one workflow task", async () => {
+    const { asked, activities } = standIns();
+    const { ran, history } = await withWorker(activities, async (taskQueue) => {
+      const id = threatEventId();
+      const handle = await env.client.workflow.start('alertWorkflow', {
+        taskQueue,
+        workflowId: `alert-${id}`,
+        args: [
+          {
+            kind: 'threat',
+            accountId: 'usr_time',
+            threatEventId: id,
+            canaryId: 'cnr_time',
+            recoveryMs: [],
+          } satisfies AlertInput,
+        ],
+      });
+      const { results } = await handle.result();
+      expect(results.map((r: ChannelResult) => r.outcome)).toEqual(['delivered']);
+      return { ran: await ranFor(handle), history: await handle.fetchHistory() };
+    });
+    expect(ran).toBeLessThan(10 * SECOND);
+    expect(history.events!.some((e) => e.timerStartedEventAttributes)).toBe(false);
+    expect(history.events!.filter((e) => e.workflowTaskCompletedEventAttributes)).toHaveLength(1);
+    expect(asked.followUps).toEqual([]);
+  });
 
   it('when hits keep coming within the quiet period, then one follow-up sums them up once a minute passes without one', async () => {
     const { asked, activities, storm } = standIns();
     const ran = await withWorker(activities, async (taskQueue) => {
-      const handle = await startStorm(taskQueue, { quietMs: MINUTE, maxMs: 30 * MINUTE });
+      const handle = await startFollowUp(taskQueue);
       // Hits at 20 s, 50 s, 80 s and 110 s (clear of the quiet periods' ends, read each minute).
       await env.sleep(20 * SECOND);
       for (let i = 0; i < 4; i++) {
@@ -167,11 +197,8 @@ describe('a storm in skipped time', () => {
       }
       const { results } = await handle.result();
       expect(
-        results.map((r: ChannelResult) => [r.deliveryId.endsWith(':follow-up'), r.outcome]),
-      ).toEqual([
-        [false, 'delivered'],
-        [true, 'delivered'],
-      ]);
+        results.map((r: ChannelResult) => [r.deliveryId.startsWith('follow-up-'), r.outcome]),
+      ).toEqual([[true, 'delivered']]);
       return ranFor(handle);
     });
     // A local activity runs at least once (a workflow task that skipped time overtook runs it again):
@@ -184,8 +211,8 @@ describe('a storm in skipped time', () => {
 
   it('when hits never stop, then the follow-up goes out when the gathering time is up, counting the hits until then', async () => {
     const { asked, activities, storm } = standIns();
-    const { ran, followUps } = await withWorker(activities, async (taskQueue) => {
-      const handle = await startStorm(taskQueue, { quietMs: MINUTE, maxMs: 10 * MINUTE });
+    const { ran, results } = await withWorker(activities, async (taskQueue) => {
+      const handle = await startFollowUp(taskQueue, { quietMs: MINUTE, maxMs: 10 * MINUTE });
       // A hit every 30 s from 20 s on, for 12.5 minutes.
       await env.sleep(20 * SECOND);
       for (let i = 0; i < 25; i++) {
@@ -193,14 +220,41 @@ describe('a storm in skipped time', () => {
         await env.sleep(30 * SECOND);
       }
       const { results } = await handle.result();
-      const followUps = results.filter((r: ChannelResult) => r.deliveryId.endsWith(':follow-up'));
-      return { ran: await ranFor(handle), followUps };
+      return { ran: await ranFor(handle), results: results as ChannelResult[] };
     });
     expect(ran).toBeGreaterThanOrEqual(10 * MINUTE);
     expect(ran).toBeLessThan(11 * MINUTE);
     // The 20 hits before 10 min joined the follow-up; the later ones stay on the event.
-    expect(followUps).toHaveLength(1);
+    expect(results).toHaveLength(1);
     expect(asked.followUps.at(-1)).toEqual({ hits: 21, newHits: 20 });
+  });
+
+  it("when the first alert's round is still going when the storm is quiet, then the follow-up waits for it", async () => {
+    const { asked, activities, storm } = standIns();
+    storm.roundOver = false;
+    const ran = await withWorker(activities, async (taskQueue) => {
+      const handle = await startFollowUp(taskQueue, { quietMs: MINUTE, maxMs: 5 * MINUTE });
+      // One later hit at 10 s; the first alert's retries end at 7 min.
+      await env.sleep(10 * SECOND);
+      storm.hits++;
+      await env.sleep(7 * MINUTE - 10 * SECOND);
+      storm.roundOver = true;
+      await handle.result();
+      return ranFor(handle);
+    });
+    expect(ran).toBeGreaterThanOrEqual(7 * MINUTE);
+    expect(ran).toBeLessThan(7 * MINUTE + 10 * SECOND);
+    expect(asked.followUps.at(-1)).toEqual({ hits: 2, newHits: 1 });
+  });
+
+  it('when no hit came after those the first alert reported, then the follow-up sends nothing', async () => {
+    const { asked, activities } = standIns();
+    const results = await withWorker(activities, async (taskQueue) => {
+      const handle = await startFollowUp(taskQueue);
+      return ((await handle.result()) as { results: ChannelResult[] }).results;
+    });
+    expect(results).toEqual([]);
+    expect(asked.followUps).toEqual([]);
   });
 });
 

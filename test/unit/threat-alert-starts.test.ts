@@ -4,8 +4,6 @@ import { MAX_STARTS_IN_FLIGHT, ThreatAlertStarts } from '../../src/alerts/threat
 import type { ThreatsRepository } from '../../src/canaries/threats.repository';
 import type { Temporal } from '../../src/temporal/client';
 
-const gather = { quietMs: 2_000, maxMs: 30_000 };
-
 /**
  * A Temporal client whose start calls wait until the test answers them: what the queue sends,
  * how many at once, and in what order.
@@ -19,7 +17,7 @@ function fakeTemporal() {
     mostOut = Math.max(mostOut, out);
     const outcome = await new Promise<string>((resolve) =>
       calls.push({
-        event: options.workflowId.replace(/^alert-/, ''),
+        event: options.workflowId,
         answer: (o = 'started') => resolve(o),
       }),
     );
@@ -43,9 +41,14 @@ function fakeTemporal() {
 function queue() {
   const fake = fakeTemporal();
   const cleared: string[][] = [];
+  const clearedFollowUps: string[][] = [];
   const threats = {
     alertsStarted: (ids: string[]) => {
       cleared.push(ids);
+      return Promise.resolve();
+    },
+    followUpsStarted: (ids: string[]) => {
+      clearedFollowUps.push(ids);
       return Promise.resolve();
     },
   } as unknown as ThreatsRepository;
@@ -55,7 +58,7 @@ function queue() {
     log: pino({ level: 'silent' }),
   });
   const start = (event: string, opened = true) =>
-    starts.start({ accountId: 'usr_1', threatEventId: event, gather }, opened);
+    starts.start({ accountId: 'usr_1', threatEventId: event }, opened);
   /** Answers every call out, in the order they were sent, and lets the queue go on. */
   const answerAll = async (outcome?: 'started' | 'ran' | 'down') => {
     for (let answered = 0; answered < fake.calls.length; answered++) {
@@ -63,7 +66,8 @@ function queue() {
       await new Promise((next) => setImmediate(next));
     }
   };
-  return { ...fake, starts, start, answerAll, cleared };
+  const events = () => fake.calls.map((c) => c.event.replace(/^alert-/, ''));
+  return { ...fake, starts, start, answerAll, cleared, clearedFollowUps, events };
 }
 
 describe('threat alert starts', () => {
@@ -74,8 +78,8 @@ describe('threat alert starts', () => {
     await q.answerAll();
     await q.starts.idle();
     expect(q.mostOut()).toBe(MAX_STARTS_IN_FLIGHT);
-    expect(q.calls.map((c) => c.event)).toEqual(Array.from({ length: 80 }, (_, i) => `thr_${i}`));
-    expect(q.cleared.flat().sort()).toEqual(q.calls.map((c) => c.event).sort());
+    expect(q.events()).toEqual(Array.from({ length: 80 }, (_, i) => `thr_${i}`));
+    expect(q.cleared.flat().sort()).toEqual(q.events().sort());
   });
 
   it('when an event is asked for again while it waits, then it is started once, and its mark cleared if either ask opened it', async () => {
@@ -85,7 +89,7 @@ describe('threat alert starts', () => {
     q.start('thr_twice', true);
     await q.answerAll();
     await q.starts.idle();
-    expect(q.calls.filter((c) => c.event === 'thr_twice')).toHaveLength(1);
+    expect(q.events().filter((e) => e === 'thr_twice')).toHaveLength(1);
     expect(q.cleared.flat()).toEqual(['thr_twice']);
   });
 
@@ -96,7 +100,30 @@ describe('threat alert starts', () => {
     q.start('thr_down');
     await q.answerAll('down');
     await q.starts.idle();
-    expect(q.calls.map((c) => c.event)).toEqual(['thr_ran', 'thr_down']);
+    expect(q.events()).toEqual(['thr_ran', 'thr_down']);
     expect(q.cleared.flat()).toEqual(['thr_ran']);
+  });
+
+  it("when a storm's follow-up is asked for twice beside its alert while they wait, then each is started once and clears its own mark", async () => {
+    const q = queue();
+    for (let i = 0; i < MAX_STARTS_IN_FLIGHT; i++) q.start(`thr_busy_${i}`, false);
+    const followUp = {
+      accountId: 'usr_1',
+      threatEventId: 'thr_storm',
+      gather: { quietMs: 1, maxMs: 1 },
+    };
+    q.start('thr_storm', false);
+    q.starts.followUp(followUp);
+    q.starts.followUp(followUp);
+    await q.answerAll();
+    await q.starts.idle();
+    expect(q.calls.map((c) => c.event).filter((e) => e.endsWith('thr_storm'))).toEqual([
+      'alert-thr_storm',
+      'follow-up-thr_storm',
+    ]);
+    expect({ alerts: q.cleared.flat(), followUps: q.clearedFollowUps.flat() }).toEqual({
+      alerts: [],
+      followUps: ['thr_storm'],
+    });
   });
 });
