@@ -195,7 +195,7 @@ function describeAlert(input: AlertInput, payload: AlertPayloadJson): string {
 
 /** One round to every target, then each failed delivery's recovery (see `deliverRound`). */
 function deliverAlert(input: AlertInput, payload: AlertPayloadJson): Promise<ChannelResult[]> {
-  return deliverRound(input, payload, {}).then((round) => recoverFailed(input, payload, round));
+  return deliverRound(input, payload).then((round) => recoverFailed(input, payload, round));
 }
 
 /** What one round came to: the targets read for it and each one's result. */
@@ -222,7 +222,7 @@ async function deliverRound(
   input: AlertInput,
   payload: AlertPayloadJson,
   /** `first`: the first step's result; `targets`: already read (and nothing sent yet). */
-  known: { first?: FirstAttempts; targets?: DeliveryTarget[] },
+  known: { first?: FirstAttempts; targets?: DeliveryTarget[] } = {},
 ): Promise<Round> {
   const { workflowId, typedSearchAttributes } = workflowInfo();
   setCurrentDetails(describeAlert(input, payload));

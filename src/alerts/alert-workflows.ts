@@ -73,23 +73,17 @@ export function alertStartOptions(temporal: Temporal, workflowId: string, input:
 }
 
 /**
- * Starts an alert's workflow once: false when it had been started already (by another replica,
- * the reconciler, or an earlier try), which REJECT_DUPLICATE keeps from running again.
+ * Starts an alert's workflow once: one started already (by another replica, the reconciler, or
+ * an earlier try) is left as it is, and REJECT_DUPLICATE keeps a finished one from running again.
  */
-async function startOnce(
-  temporal: Temporal,
-  workflowId: string,
-  input: AlertInput,
-): Promise<boolean> {
+async function startOnce(temporal: Temporal, workflowId: string, input: AlertInput): Promise<void> {
   try {
     await temporal.client.workflow.start<typeof alertWorkflow>(
       'alertWorkflow',
       alertStartOptions(temporal, workflowId, input),
     );
-    return true;
   } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
-    throw err;
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
   }
 }
 
@@ -131,7 +125,7 @@ export async function startNotice(
 export function startThreatAlert(
   temporal: Temporal,
   input: Omit<ThreatAlertInput, 'kind' | 'recoveryMs'>,
-): Promise<boolean> {
+): Promise<void> {
   const recoveryMs = temporal.alertRecoveryMs;
   return startOnce(temporal, `alert-${input.threatEventId}`, {
     kind: 'threat',
@@ -147,7 +141,7 @@ export function startThreatAlert(
 export function startStormFollowUp(
   temporal: Temporal,
   input: Omit<StormFollowUpInput, 'kind' | 'recoveryMs'>,
-): Promise<boolean> {
+): Promise<void> {
   const recoveryMs = temporal.alertRecoveryMs;
   return startOnce(temporal, followUpIdOf(input.threatEventId), {
     kind: 'follow-up',
