@@ -122,7 +122,9 @@ export function threatAlertActivities({
     event: TripwireEvent,
     hits: number,
     summary: string,
-    canary: Promise<Canary | null> = canaries.findById(event.canaryId),
+    canary: Promise<Pick<Canary, 'createdAt' | 'memo' | 'platform'> | null> = canaries.findById(
+      event.canaryId,
+    ),
   ) => {
     const [read, looked] = await Promise.all([canary, enricher.enrich(enrichedAddress(event))]);
     return threatAlertPayload(new Date(), { event, canary: read, looked, hits, summary });
@@ -154,25 +156,30 @@ export function threatAlertActivities({
 
   /**
    * A threat event's first payload, the hits it reports, and the channels it goes to, read at
-   * once: the canary and the account's channels, and the event unless the API's start carried it
-   * (`event`) and this is the alert's first task (`fresh`: nothing can be kept on the event yet).
-   * The payload kept on the event is reused when a preparation already ran; otherwise it is built.
+   * once. In the alert's first task (`fresh`: nothing can be kept on the event yet), the event
+   * and its canary as the API's start carried them (`event`) and the account's channels are all
+   * it reads; otherwise it reads the event and the canary too, and reuses the payload kept on the
+   * event when a preparation already ran.
    */
   const prepare = async (
     input: ThreatPreparation,
   ): Promise<{ payload: AlertPayload; hits: number; read: ReadTargets }> => {
-    const canary = input.canaryId ? canaries.findById(input.canaryId) : undefined;
-    const reading = targets.read(input.accountId);
-    // Both are awaited below; handled here too, so that when the event read fails first
-    // neither is left rejected with no handler.
-    for (const read of [canary, reading]) read?.catch(() => undefined);
     const { event: started, canaryId } = input;
+    const reading = targets.read(input.accountId);
     if (started && canaryId && input.fresh) {
       const hits = Math.max(started.hits, 1);
       const event = startedEvent({ ...input, canaryId }, started);
-      const payload = await buildPayload(event, hits, 'canary fired', canary);
-      return { payload, hits, read: await reading };
+      const canary = { ...started.canary, createdAt: new Date(started.canary.createdAt) };
+      const [payload, read] = await Promise.all([
+        buildPayload(event, hits, 'canary fired', Promise.resolve(canary)),
+        reading,
+      ]);
+      return { payload, hits, read };
     }
+    const canary = canaryId ? canaries.findById(canaryId) : undefined;
+    // Both are awaited below; handled here too, so that when the event read fails first
+    // neither is left rejected with no handler.
+    for (const read of [canary, reading]) read?.catch(() => undefined);
     const known = await threats.findEvent(input.threatEventId);
     const event = tripwireEvent(input.threatEventId, known);
     const hits = Math.max(started?.hits ?? 0, event.hitCount, 1);

@@ -108,6 +108,17 @@ export interface StartedEvent {
   firstHitAt: string;
   /** The hits of the batch that opened the event: what the first alert reports. */
   hits: number;
+  /** Its canary as planted (a canary never changes once planted, only retires). */
+  canary: PlantedCanary;
+}
+
+/** What a threat alert's payload tells of its canary. */
+export interface PlantedCanary {
+  /** ISO 8601. */
+  createdAt: string;
+  memo: string;
+  /** Where the owner says it was planted. */
+  platform: string | null;
 }
 
 /** Where a hit came from (`HitSource` in src/canaries/threats.repository.ts names its `via`). */

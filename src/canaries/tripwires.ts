@@ -388,7 +388,16 @@ export class Tripwires {
           requestId: first.requestId ?? undefined,
           // Only the event this process wrote is known as written: another's first hit is its own.
           ...(opened[i] && {
-            event: { ...event, firstHitAt: first.at.toISOString(), hits },
+            event: {
+              ...event,
+              firstHitAt: first.at.toISOString(),
+              hits,
+              canary: {
+                createdAt: canary.createdAt.toISOString(),
+                memo: canary.memo,
+                platform: canary.platform ?? null,
+              },
+            },
           }),
         },
         opened[i]!,
