@@ -10,7 +10,13 @@ import { join } from 'node:path';
 import { Receiver } from '../../test/support/receiver';
 import { ALL_INDEXES } from '../../src/db/indexes';
 import { connectMongo, ensureIndexes } from '../../src/db/mongo';
-import { freePort, provideMongo, provideTemporal, spawnManaged } from '../../tools/stack';
+import {
+  freePort,
+  provideMongo,
+  provideTemporal,
+  spawnManaged,
+  type ManagedProcess,
+} from '../../tools/stack';
 import { builtStartArgs, nodeFlagsFrom } from './built';
 import { StackCpu, type Part } from './cpu';
 
@@ -62,7 +68,9 @@ export async function startWorkerStack(
     onLine: (line) => console.error(`worker | ${line}`),
   });
   let stopping = false;
+  const endpoints: ManagedProcess[] = [];
   const stopServers = async () => {
+    await Promise.all(endpoints.map((endpoint) => endpoint.stop()));
     await receiver.stop();
     await temporal.stop();
     await mongo.stop();
@@ -78,6 +86,22 @@ export async function startWorkerStack(
   return {
     env,
     receiver,
+    /**
+     * A customer's endpoint in a process of its own (./endpoint-process.ts), answering 200: unlike
+     * `receiver`, which shares the benchmark's process, its CPU is in no part of `cpu()`'s.
+     */
+    async endpoint(): Promise<{ url: (path: string) => string }> {
+      const port = await new Promise<string>((resolve, reject) => {
+        const endpoint = spawnManaged(
+          process.execPath,
+          ['--import', 'tsx', join(__dirname, 'endpoint-process.ts')],
+          { onLine: (line) => (/^\d+$/.test(line) ? resolve(line) : console.error(line)) },
+        );
+        endpoints.push(endpoint);
+        void endpoint.exited.then((code) => reject(new Error(`the endpoint exited (${code})`)));
+      });
+      return { url: (path) => `https://127.0.0.1:${port}${path}` };
+    },
     /** Resolves once the worker has bundled its workflows and polls: its /healthz answers 200. */
     async ready() {
       const health = `http://127.0.0.1:${metricsPort}/healthz`;
