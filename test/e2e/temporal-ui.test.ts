@@ -1,10 +1,10 @@
-import { Connection } from '@temporalio/client';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import request from 'supertest';
 import { startAlert } from '../../src/alerts/alert-workflows';
-import { ensureTemporalCli } from '../../tools/dev-tools';
-import { freePort, spawnManaged, type ManagedProcess } from '../../tools/stack';
-import { SEARCH_ATTRIBUTE_NAMES } from '../../workflows/shared';
+import { freePort, startLocalTemporal } from '../../tools/stack';
 import { signUpAndLogIn, type SignedIn } from '../support/accounts';
 import { alertResults, tripwirePayload } from '../support/alerts';
 import { launchChromium, screenshotPath } from '../support/browser';
@@ -19,7 +19,8 @@ import { startTestWorker } from '../support/test-worker';
  */
 jest.setTimeout(180_000);
 
-let temporal: ManagedProcess;
+let temporal: { stop(): Promise<void> };
+let dataDir: string;
 let uiBase: string;
 let t: TestApp;
 let receiver: Receiver;
@@ -27,27 +28,26 @@ let worker: { stop(): Promise<void> };
 let browser: Browser;
 let page: Page;
 
-async function answers(address: string): Promise<boolean> {
-  try {
-    const connection = await Connection.connect({ address, connectTimeout: 1_000 });
-    await connection.workflowService.describeNamespace({ namespace: 'default' });
-    await connection.close();
-    return true;
-  } catch {
-    return false;
+/**
+ * A dev server with its Web UI, on ports chosen just before: tried again on fresh ports should a
+ * test running beside this one take one of them first (the server then exits at once).
+ */
+async function devServerWithUi(): Promise<{ address: string; uiPort: number }> {
+  for (let attempt = 1; ; attempt++) {
+    const [port, uiPort] = [await freePort(), await freePort()];
+    try {
+      const dir = join(dataDir, String(attempt));
+      temporal = await startLocalTemporal({ dataDir: dir, port, uiPort, log: () => undefined });
+      return { address: `127.0.0.1:${port}`, uiPort };
+    } catch (err) {
+      if (attempt === 2) throw err;
+    }
   }
 }
 
 beforeAll(async () => {
-  const [port, uiPort] = [await freePort(), await freePort()];
-  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port)];
-  args.push('--ui-port', String(uiPort), '--log-level', 'error');
-  for (const name of SEARCH_ATTRIBUTE_NAMES) args.push('--search-attribute', `${name}=Keyword`);
-  temporal = spawnManaged(await ensureTemporalCli(() => undefined), args, {
-    onLine: () => undefined,
-  });
-  const address = `127.0.0.1:${port}`;
-  while (!(await answers(address))) await new Promise((r) => setTimeout(r, 250));
+  dataDir = await mkdtemp(join(tmpdir(), 'temporal-ui-'));
+  const { address, uiPort } = await devServerWithUi();
   uiBase = `http://localhost:${uiPort}`;
   t = await createTestApp({
     config: testConfig({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true', TEMPORAL_ADDRESS: address }),
@@ -64,6 +64,7 @@ afterAll(async () => {
   await receiver?.stop();
   await t?.close();
   await temporal?.stop();
+  await rm(dataDir, { recursive: true, force: true });
 });
 
 async function channel(who: SignedIn, name: string, path: string, extra: object = {}) {
