@@ -3,13 +3,14 @@ import {
   enrichedAddress,
   followUpSummary,
   threatAlertPayload,
+  type PayloadCanary,
   type TripwireEvent,
 } from '../src/alerts/alert-payloads';
 import type { DeliveryTargets, ReadTargets } from '../src/alerts/delivery-targets';
 import type { DeliveriesRepository } from '../src/alerts/deliveries.repository';
 import type { IpEnricher } from '../src/alerts/enrichment';
 import type { AlertPayload } from '../src/alerts/payload';
-import type { Canary, CanariesRepository } from '../src/canaries/canaries.repository';
+import type { CanariesRepository } from '../src/canaries/canaries.repository';
 import type { HitSource, ThreatsRepository } from '../src/canaries/threats.repository';
 import type { EvidenceInput, EvidenceStore } from '../src/evidence/evidence.store';
 import {
@@ -122,9 +123,7 @@ export function threatAlertActivities({
     event: TripwireEvent,
     hits: number,
     summary: string,
-    canary: Promise<Pick<Canary, 'createdAt' | 'memo' | 'platform'> | null> = canaries.findById(
-      event.canaryId,
-    ),
+    canary: Promise<PayloadCanary | null> = canaries.findById(event.canaryId),
   ) => {
     const [read, looked] = await Promise.all([canary, enricher.enrich(enrichedAddress(event))]);
     return threatAlertPayload(new Date(), { event, canary: read, looked, hits, summary });

@@ -1,8 +1,9 @@
 /**
  * The alert path against the engine's floor: alerts per second, latency and CPU per workflow in
  * every process (API client, worker, Temporal dev server, database) of the alert workflow (one
- * webhook channel, and three, to an HTTPS endpoint in a process of its own, not counted), each from its start to its result (delivered and recorded), against
- * a workflow with one no-op local activity (the floor, one workflow task: the baseline), one with
+ * webhook channel, and three, to an HTTPS endpoint in a process of its own, not counted), each
+ * from its start to its result (delivered and recorded), against a workflow with one no-op local
+ * activity (the floor, one workflow task: the baseline), one with
  * one no-op activity (two workflow tasks), and the floor started, carried and ended as a
  * delivered alert (its input, memo and search attributes: the engine's share of an alert without
  * its work), on the same dev server and worker, at 1, 10 and 50 concurrent

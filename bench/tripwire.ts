@@ -208,6 +208,8 @@ async function main(): Promise<void> {
     for (let i = 0; i < ALERTS * maxRounds; i++) fresh.push(await plant());
     let readyRun = 0;
     let fired = 0;
+    /** The tripwire run's canaries, settled after it. */
+    let round: Planted[] = [];
     const alerts = await interleave(
       {
         'ready alert, start → webhook (baseline)': async () => {
@@ -221,7 +223,7 @@ async function main(): Promise<void> {
         // Temporal calls are the benchmark's, not the tripwires'.
         'tripwire request → webhook': {
           run: async () => {
-            const round = fresh.slice(fired, fired + ALERTS);
+            round = fresh.slice(fired, (fired += ALERTS));
             const timed = await pool(ALERTS, CONCURRENCY, async (i) => {
               const canary = round[i]!;
               const sentAt = Date.now();
@@ -240,10 +242,7 @@ async function main(): Promise<void> {
             });
             return { ops: ALERTS, ...timed };
           },
-          finish: async () => {
-            await settled(fresh.slice(fired, fired + ALERTS), ALERTS);
-            fired += ALERTS;
-          },
+          finish: () => settled(round, ALERTS),
         },
       },
       cpu,

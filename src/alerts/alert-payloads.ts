@@ -33,6 +33,9 @@ export function canaryAgeDays(canary: Pick<Canary, 'createdAt'> | null, at: Date
   return canary ? Math.max(0, Math.floor((at.getTime() - canary.createdAt.getTime()) / DAY_MS)) : 0;
 }
 
+/** What a threat alert's payload tells of its canary. */
+export type PayloadCanary = Pick<Canary, 'createdAt' | 'memo' | 'platform'>;
+
 /**
  * The v1 payload of a threat event reporting `hits`: its enrichment (`looked`, of
  * `enrichedAddress(event)`), risk and interpretation. A relay's event leaves the attacker's own
@@ -48,7 +51,7 @@ export function threatAlertPayload(
     summary,
   }: {
     event: TripwireEvent;
-    canary: Pick<Canary, 'createdAt' | 'memo' | 'platform'> | null;
+    canary: PayloadCanary | null;
     looked: IpEnrichment;
     hits: number;
     summary: string;

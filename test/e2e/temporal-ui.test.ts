@@ -32,13 +32,13 @@ let page: Page;
  * A dev server with its Web UI, on ports chosen just before: tried again on fresh ports should a
  * test running beside this one take one of them first (the server then exits at once).
  */
-async function devServerWithUi(): Promise<{ address: string; uiPort: number }> {
+async function devServerWithUi() {
   for (let attempt = 1; ; attempt++) {
     const [port, uiPort] = [await freePort(), await freePort()];
     try {
       const dir = join(dataDir, String(attempt));
-      temporal = await startLocalTemporal({ dataDir: dir, port, uiPort, log: () => undefined });
-      return { address: `127.0.0.1:${port}`, uiPort };
+      const server = await startLocalTemporal({ dataDir: dir, port, uiPort, log: () => undefined });
+      return { server, uiPort };
     } catch (err) {
       if (attempt === 2) throw err;
     }
@@ -47,7 +47,9 @@ async function devServerWithUi(): Promise<{ address: string; uiPort: number }> {
 
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'temporal-ui-'));
-  const { address, uiPort } = await devServerWithUi();
+  const { server, uiPort } = await devServerWithUi();
+  temporal = server;
+  const { address } = server;
   uiBase = `http://localhost:${uiPort}`;
   t = await createTestApp({
     config: testConfig({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true', TEMPORAL_ADDRESS: address }),
