@@ -37,6 +37,7 @@ import { interleave, printComparison, roundOptionsWith, type Variant } from './s
 import { databaseSettler, warmUp } from './support/warm-up';
 import { storeStatus } from './support/store-status';
 import { startWorkerStack } from './support/worker-stack';
+import { threadSeconds } from './support/cpu';
 
 const { values } = parseArgs({
   options: {
@@ -167,10 +168,42 @@ async function main(): Promise<void> {
         console.log(`| ${name} | ${(((await syncs())! - before) / 50).toFixed(1)} |`);
       }
     }
+    await workerThreads(paths, stack.workerPid, database.settled);
   } finally {
     await temporal.close();
     await client.close();
     await stack.stop();
+  }
+}
+
+/**
+ * Where the worker's CPU goes, by thread, for each variant: 200 workflows 10 at a time, to the
+ * database's rest. The main thread runs the activities and the SDK's side of every task,
+ * `WorkerThread` the workflow sandbox, `workflow-proces` and `tokio-runtime-w` the SDK's core
+ * (its workflow state machines, its calls to Temporal), `V8Worker` the garbage collector's and
+ * compiler's helpers. One pass, not interleaved rounds: a breakdown, not a comparison.
+ */
+async function workerThreads(
+  paths: Record<string, () => Promise<number>>,
+  workerPid: number,
+  settled: () => Promise<unknown>,
+): Promise<void> {
+  const count = 200;
+  const rows: [string, Map<string, number>][] = [];
+  for (const [name, run] of Object.entries(paths)) {
+    const before = threadSeconds(workerPid);
+    await pool(count, 10, run);
+    await settled();
+    const after = threadSeconds(workerPid);
+    rows.push([name, new Map([...after].map(([t, s]) => [t, s - (before.get(t) ?? 0)]))]);
+  }
+  const threads = [...new Set(rows.flatMap(([, spent]) => [...spent.keys()]))]
+    .filter((t) => rows.some(([, spent]) => (spent.get(t) ?? 0) * 1000 >= count * 0.05))
+    .sort((a, b) => (rows[0]![1].get(b) ?? 0) - (rows[0]![1].get(a) ?? 0));
+  console.log(`\n| Variant | worker CPU ms per workflow: ${threads.join(' / ')} |\n|---|---|`);
+  for (const [name, spent] of rows) {
+    const ms = threads.map((t) => (((spent.get(t) ?? 0) * 1000) / count).toFixed(2));
+    console.log(`| ${name} | ${ms.join(' / ')} |`);
   }
 }
 

@@ -41,25 +41,38 @@ export function processSeconds(pid: number): number {
 }
 
 /**
- * CPU seconds so far of a JVM's JIT compiler threads (HotSpot names them `C1 CompilerThre…` and
- * `C2 CompilerThre…`); 0 for any other process.
+ * A process's CPU seconds so far by thread name, numbered threads of one kind together
+ * (`V8Worker`, `tokio-runtime-worker`, …; Linux keeps the first 15 characters of a name); empty
+ * once it is gone.
  */
-export function jitCompilerSeconds(pid: number): number {
+export function threadSeconds(pid: number): Map<string, number> {
+  const byName = new Map<string, number>();
   let threads: string[];
   try {
     threads = readdirSync(`/proc/${pid}/task`);
   } catch {
-    return 0; // gone
+    return byName; // gone
   }
-  let total = 0;
   for (const tid of threads) {
     try {
-      if (!/^C\d CompilerThre/.test(readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8')))
-        continue;
-      total += cpuSeconds(statFields(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')));
+      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim().replace(/\d+$/, '');
+      const seconds = cpuSeconds(statFields(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')));
+      byName.set(name, (byName.get(name) ?? 0) + seconds);
     } catch {
       // a thread that ended meanwhile
     }
+  }
+  return byName;
+}
+
+/**
+ * CPU seconds so far of a JVM's JIT compiler threads (HotSpot names them `C1 CompilerThre…` and
+ * `C2 CompilerThre…`); 0 for any other process.
+ */
+export function jitCompilerSeconds(pid: number): number {
+  let total = 0;
+  for (const [name, seconds] of threadSeconds(pid)) {
+    if (/^C\d CompilerThre/.test(name)) total += seconds;
   }
   return total;
 }

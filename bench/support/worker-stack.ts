@@ -116,6 +116,8 @@ export async function startWorkerStack(
     },
     /** The database's process, when the stack started one (not for MONGODB_URI). */
     databasePid: mongo.pid,
+    /** The worker's process (its CPU by thread: `threadSeconds`). */
+    workerPid: worker.child.pid!,
     /** The stack's CPU by part; `api` is the process serving the API (this one unless given). */
     cpu(roots: Partial<Record<Part, number>> = { api: process.pid }) {
       return new StackCpu({

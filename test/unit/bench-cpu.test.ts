@@ -1,0 +1,22 @@
+import { jitCompilerSeconds, processSeconds, threadSeconds } from '../../bench/support/cpu';
+
+describe('threadSeconds', () => {
+  test("charges a busy thread's CPU to its name, within the process's own", () => {
+    const before = threadSeconds(process.pid);
+    const until = Date.now() + 300;
+    while (Date.now() < until); // this thread busy for 0.3 s
+    const after = threadSeconds(process.pid);
+    const grown = [...after]
+      .map(([name, seconds]) => seconds - (before.get(name) ?? 0))
+      .sort((a, b) => b - a);
+    expect(grown[0]).toBeGreaterThanOrEqual(0.25);
+    const total = [...after.values()].reduce((sum, seconds) => sum + seconds, 0);
+    // Threads that ended are in the process's figure only.
+    expect(total).toBeLessThanOrEqual(processSeconds(process.pid) + 0.02);
+  });
+
+  test('a process that is gone has no threads, and a non-JVM no JIT compiler threads', () => {
+    expect(threadSeconds(2 ** 22 + 1).size).toBe(0);
+    expect(jitCompilerSeconds(process.pid)).toBe(0);
+  });
+});
