@@ -49,12 +49,20 @@ function dotenvForRehearsal(): Record<string, string> {
 }
 
 /** A compose service's command, run from this clone (the image's WORKDIR /app is the clone). */
+/** Each started process's own output, for the error when it fails to start. */
+const outputOf = new Map<ManagedProcess, string[]>();
+
 function start(name: string, command: string[], env: NodeJS.ProcessEnv): ManagedProcess {
   const [program, ...args] = command;
+  const own: string[] = [];
   const proc = spawnManaged(program === 'node' ? process.execPath : program!, args, {
     env,
-    onLine: (line) => output.push(`${name} | ${line}`),
+    onLine: (line) => {
+      output.push(`${name} | ${line}`);
+      own.push(line);
+    },
   });
+  outputOf.set(proc, own);
   processes.push(proc);
   return proc;
 }
@@ -64,7 +72,10 @@ async function until(what: string, proc: ManagedProcess, check: () => Promise<bo
   void proc.exited.then((code) => (exited = code));
   const deadline = Date.now() + 180_000;
   while (Date.now() < deadline) {
-    if (exited !== undefined) throw new Error(`${what}: exited (${exited}) before it was ready`);
+    if (exited !== undefined) {
+      const last = (outputOf.get(proc) ?? []).slice(-20).join('\n');
+      throw new Error(`${what}: exited (${exited}) before it was ready; its last output:\n${last}`);
+    }
     if (await check().catch(() => false)) return;
     await new Promise((r) => setTimeout(r, 250));
   }
@@ -106,6 +117,37 @@ beforeAll(async () => {
     tripwire: `https://127.0.0.1:${ports.https}`,
     directTripwire: `http://127.0.0.1:${ports.tripwire}`,
   };
+  // The proxy first, so that it holds its ports from here on: a port found free can be taken by
+  // any connection's local port before it is bound, and the API and the worker take seconds to
+  // start. Until they are up it answers 502.
+  const caddyHome = join(dir, 'caddy');
+  const proxy = start(
+    'proxy',
+    [
+      await ensureCaddy(() => undefined),
+      'run',
+      '--config',
+      'deploy/Caddyfile',
+      '--adapter',
+      'caddyfile',
+    ],
+    {
+      ...process.env,
+      ...serviceEnv(compose.services.proxy!, dotenv),
+      HTTPS_PORT: String(ports.https),
+      HTTP_PORT: String(ports.http),
+      API_UPSTREAM: `127.0.0.1:${ports.api}`,
+      TRIPWIRE_UPSTREAM: `127.0.0.1:${ports.tripwire}`,
+      PROXY_SOURCE_ADDRESS: PROXY_ADDRESS,
+      XDG_DATA_HOME: caddyHome,
+      XDG_CONFIG_HOME: caddyHome,
+    },
+  );
+  const caddyRoot = join(caddyHome, 'caddy', 'pki', 'authorities', 'local', 'root.crt');
+  // Caddy makes its CA (and so the root the client trusts) as it starts.
+  await until('proxy CA', proxy, () => Promise.resolve(existsSync(caddyRoot)));
+  tls = new Agent({ connect: { ca: readFileSync(caddyRoot) } });
+
   const key = join(dir, 'keys', 'evidence.key');
 
   // The evidence-key job: its command, with its volume's path here.
@@ -172,33 +214,6 @@ beforeAll(async () => {
     async () => (await fetch(`http://127.0.0.1:${ports.worker}/healthz`)).ok,
   );
 
-  const caddyHome = join(dir, 'caddy');
-  const proxy = start(
-    'proxy',
-    [
-      await ensureCaddy(() => undefined),
-      'run',
-      '--config',
-      'deploy/Caddyfile',
-      '--adapter',
-      'caddyfile',
-    ],
-    {
-      ...process.env,
-      ...serviceEnv(compose.services.proxy!, dotenv),
-      HTTPS_PORT: String(ports.https),
-      HTTP_PORT: String(ports.http),
-      API_UPSTREAM: `127.0.0.1:${ports.api}`,
-      TRIPWIRE_UPSTREAM: `127.0.0.1:${ports.tripwire}`,
-      PROXY_SOURCE_ADDRESS: PROXY_ADDRESS,
-      XDG_DATA_HOME: caddyHome,
-      XDG_CONFIG_HOME: caddyHome,
-    },
-  );
-  const caddyRoot = join(caddyHome, 'caddy', 'pki', 'authorities', 'local', 'root.crt');
-  // Caddy makes its CA (and so the root the client trusts) as it starts.
-  await until('proxy CA', proxy, () => Promise.resolve(existsSync(caddyRoot)));
-  tls = new Agent({ connect: { ca: readFileSync(caddyRoot) } });
   await until('proxy', proxy, async () => (await https(`${urls.api}/readyz`)).ok);
 }, 600_000);
 

@@ -3,8 +3,10 @@ import { jitCompilerSeconds, processSeconds, threadSeconds } from '../../bench/s
 describe('threadSeconds', () => {
   test("charges a busy thread's CPU to its name, within the process's own", () => {
     const before = threadSeconds(process.pid);
-    const until = Date.now() + 300;
-    while (Date.now() < until); // this thread busy for 0.3 s
+    // Busy until this thread itself has run 0.3 s (a wall-clock loop runs less on a loaded machine).
+    const start = process.threadCpuUsage();
+    const ran = () => process.threadCpuUsage(start);
+    while (ran().user + ran().system < 300_000);
     const after = threadSeconds(process.pid);
     const grown = [...after]
       .map(([name, seconds]) => seconds - (before.get(name) ?? 0))
