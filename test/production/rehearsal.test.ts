@@ -48,10 +48,10 @@ function dotenvForRehearsal(): Record<string, string> {
   };
 }
 
-/** A compose service's command, run from this clone (the image's WORKDIR /app is the clone). */
 /** Each started process's own output, for the error when it fails to start. */
 const outputOf = new Map<ManagedProcess, string[]>();
 
+/** A compose service's command, run from this clone (the image's WORKDIR /app is the clone). */
 function start(name: string, command: string[], env: NodeJS.ProcessEnv): ManagedProcess {
   const [program, ...args] = command;
   const own: string[] = [];
