@@ -24,6 +24,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import type { Db } from 'mongodb';
 import { alertStartOptions, startAlert } from '../src/alerts/alert-workflows';
 import { ChannelsRepository } from '../src/alerts/channels.repository';
 import { stormEventId } from '../src/canaries/threats.repository';
@@ -37,7 +38,7 @@ import { interleave, printComparison, roundOptionsWith, type Variant } from './s
 import { databaseSettler, warmUp } from './support/warm-up';
 import { storeStatus } from './support/store-status';
 import { startWorkerStack } from './support/worker-stack';
-import { threadSeconds } from './support/cpu';
+import { cpuBetween, threadSeconds } from './support/cpu';
 
 const { values } = parseArgs({
   options: {
@@ -158,17 +159,7 @@ async function main(): Promise<void> {
       );
     }
 
-    // The database's own count of synced (journaled) commits, each an fsync of its file.
-    const syncs = async () => (await storeStatus(db))?.syncs;
-    if ((await syncs()) !== undefined) {
-      console.log('\n| Variant | database syncs per workflow |\n|---|---:|');
-      for (const [name, run] of Object.entries(paths)) {
-        const before = (await syncs())!;
-        await pool(50, 10, run);
-        console.log(`| ${name} | ${(((await syncs())! - before) / 50).toFixed(1)} |`);
-      }
-    }
-    await workerThreads(paths, stack.workerPid, database.settled);
+    await breakdown(paths, stack.workerPid, db, database.settled);
   } finally {
     await temporal.close();
     await client.close();
@@ -177,33 +168,44 @@ async function main(): Promise<void> {
 }
 
 /**
- * Where the worker's CPU goes, by thread, for each variant: 200 workflows 10 at a time, to the
- * database's rest. The main thread runs the activities and the SDK's side of every task,
- * `WorkerThread` the workflow sandbox, `workflow-proces` and `tokio-runtime-w` the SDK's core
+ * Each variant once more, 200 workflows 10 at a time to the database's rest, taken apart: the
+ * database's own count of synced (journaled) commits, each an fsync of its file, and where the
+ * worker's CPU goes, by thread. The main thread runs the activities and the SDK's side of every
+ * task, `WorkerThread` the workflow sandbox, `workflow-proces` and `tokio-runtime-w` the SDK's core
  * (its workflow state machines, its calls to Temporal), `V8Worker` the garbage collector's and
  * compiler's helpers. One pass, not interleaved rounds: a breakdown, not a comparison.
  */
-async function workerThreads(
+async function breakdown(
   paths: Record<string, () => Promise<number>>,
   workerPid: number,
+  db: Db,
   settled: () => Promise<unknown>,
 ): Promise<void> {
   const count = 200;
-  const rows: [string, Map<string, number>][] = [];
+  const syncs = async () => (await storeStatus(db))?.syncs;
+  const rows: { name: string; syncs?: number; threads: Map<string, number> }[] = [];
   for (const [name, run] of Object.entries(paths)) {
-    const before = threadSeconds(workerPid);
+    const [syncsBefore, threadsBefore] = [await syncs(), threadSeconds(workerPid)];
     await pool(count, 10, run);
     await settled();
-    const after = threadSeconds(workerPid);
-    rows.push([name, new Map([...after].map(([t, s]) => [t, s - (before.get(t) ?? 0)]))]);
+    const [syncsAfter, threadsAfter] = [await syncs(), threadSeconds(workerPid)];
+    rows.push({
+      name,
+      syncs: syncsAfter === undefined ? undefined : (syncsAfter - syncsBefore!) / count,
+      threads: cpuBetween(threadsBefore, threadsAfter),
+    });
   }
-  const threads = [...new Set(rows.flatMap(([, spent]) => [...spent.keys()]))]
-    .filter((t) => rows.some(([, spent]) => (spent.get(t) ?? 0) * 1000 >= count * 0.05))
-    .sort((a, b) => (rows[0]![1].get(b) ?? 0) - (rows[0]![1].get(a) ?? 0));
+  if (rows.every((row) => row.syncs !== undefined)) {
+    console.log('\n| Variant | database syncs per workflow |\n|---|---:|');
+    for (const row of rows) console.log(`| ${row.name} | ${row.syncs!.toFixed(1)} |`);
+  }
+  const threads = [...new Set(rows.flatMap((row) => [...row.threads.keys()]))]
+    .filter((t) => rows.some((row) => (row.threads.get(t) ?? 0) * 1000 >= count * 0.05))
+    .sort((a, b) => (rows[0]!.threads.get(b) ?? 0) - (rows[0]!.threads.get(a) ?? 0));
   console.log(`\n| Variant | worker CPU ms per workflow: ${threads.join(' / ')} |\n|---|---|`);
-  for (const [name, spent] of rows) {
-    const ms = threads.map((t) => (((spent.get(t) ?? 0) * 1000) / count).toFixed(2));
-    console.log(`| ${name} | ${ms.join(' / ')} |`);
+  for (const row of rows) {
+    const ms = threads.map((t) => (((row.threads.get(t) ?? 0) * 1000) / count).toFixed(2));
+    console.log(`| ${row.name} | ${ms.join(' / ')} |`);
   }
 }
 

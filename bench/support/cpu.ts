@@ -136,7 +136,7 @@ export class StackCpu {
   }
 }
 
-/** What each part spent between two readings, in seconds. */
-export function cpuBetween(before: CpuReading, after: CpuReading): CpuReading {
+/** What each part (or thread) spent between two readings, in seconds. */
+export function cpuBetween<K>(before: Map<K, number>, after: Map<K, number>): Map<K, number> {
   return new Map([...after].map(([part, s]) => [part, s - (before.get(part) ?? 0)]));
 }

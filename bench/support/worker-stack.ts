@@ -121,7 +121,7 @@ export async function startWorkerStack(
     /** The stack's CPU by part; `api` is the process serving the API (this one unless given). */
     cpu(roots: Partial<Record<Part, number>> = { api: process.pid }) {
       return new StackCpu({
-        worker: worker.child.pid,
+        worker: worker.child.pid!,
         temporal: temporal.pid,
         database: mongo.pid,
         ...roots,

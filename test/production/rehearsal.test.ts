@@ -48,21 +48,17 @@ function dotenvForRehearsal(): Record<string, string> {
   };
 }
 
-/** Each started process's own output, for the error when it fails to start. */
-const outputOf = new Map<ManagedProcess, string[]>();
+/** Each started process's name in `output`, for the error when it fails to start. */
+const names = new Map<ManagedProcess, string>();
 
 /** A compose service's command, run from this clone (the image's WORKDIR /app is the clone). */
 function start(name: string, command: string[], env: NodeJS.ProcessEnv): ManagedProcess {
   const [program, ...args] = command;
-  const own: string[] = [];
   const proc = spawnManaged(program === 'node' ? process.execPath : program!, args, {
     env,
-    onLine: (line) => {
-      output.push(`${name} | ${line}`);
-      own.push(line);
-    },
+    onLine: (line) => output.push(`${name} | ${line}`),
   });
-  outputOf.set(proc, own);
+  names.set(proc, name);
   processes.push(proc);
   return proc;
 }
@@ -73,7 +69,8 @@ async function until(what: string, proc: ManagedProcess, check: () => Promise<bo
   const deadline = Date.now() + 180_000;
   while (Date.now() < deadline) {
     if (exited !== undefined) {
-      const last = (outputOf.get(proc) ?? []).slice(-20).join('\n');
+      const own = output.filter((line) => line.startsWith(`${names.get(proc)} | `));
+      const last = own.slice(-20).join('\n');
       throw new Error(`${what}: exited (${exited}) before it was ready; its last output:\n${last}`);
     }
     if (await check().catch(() => false)) return;

@@ -5,8 +5,11 @@ describe('threadSeconds', () => {
     const before = threadSeconds(process.pid);
     // Busy until this thread itself has run 0.3 s (a wall-clock loop runs less on a loaded machine).
     const start = process.threadCpuUsage();
-    const ran = () => process.threadCpuUsage(start);
-    while (ran().user + ran().system < 300_000);
+    const ranUs = () => {
+      const { user, system } = process.threadCpuUsage(start);
+      return user + system;
+    };
+    while (ranUs() < 300_000);
     const after = threadSeconds(process.pid);
     const grown = [...after]
       .map(([name, seconds]) => seconds - (before.get(name) ?? 0))
