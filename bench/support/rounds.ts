@@ -3,6 +3,13 @@
  * in every part of the stack beside its rate, until the ratios against the baseline (the first
  * variant) are resolved well enough that another run would agree within `tolerance`; then one
  * Markdown table with the load average the figures were taken under.
+ *
+ * The baseline runs between every two other runs (baseline, A, baseline, B, baseline, A, …), and
+ * each run's ratios are taken against the mean of the baseline runs just before and after it. On
+ * the shared machines a fixed piece of work costs up to 1.7 times as much CPU from one second to the
+ * next, and its cost drifts over tens of seconds: in rounds of five variants run one after another,
+ * the CPU of adjacent runs was correlated (0.4–0.8) and that of runs three apart was not (−0.05 to
+ * 0.6), so a ratio against a baseline run further away carried the drift in between.
  */
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -75,6 +82,8 @@ interface Sample {
   /** CPU ms per operation by part, and over all parts. */
   cpu: Map<Part, number>;
   cpuAll: number;
+  /** Another variant's run: the index of the baseline run just before it (the next one follows it). */
+  baselineBefore?: number;
 }
 
 export interface Row {
@@ -158,40 +167,48 @@ export async function interleave(
   } = roundOptions,
 ): Promise<Comparison> {
   const names = Object.keys(variants);
+  const [base, ...others] = names as [string, ...string[]];
   const samples = new Map(names.map((name) => [name, [] as Sample[]]));
   const loadBefore = loadavg();
   let rounds = 0;
   let resolved = false;
+  const measure = async (name: string) => {
+    console.error(`round ${rounds} (${options.minRounds}–${options.maxRounds}): ${name}…`);
+    const variant = variants[name]!;
+    const { prepare, run, finish } = typeof variant === 'function' ? { run: variant } : variant;
+    await prepare?.();
+    const before = cpu.read();
+    const started = performance.now();
+    const { ops, latencies, p50, p99, seconds: own } = await run();
+    const seconds = own ?? (performance.now() - started) / 1000;
+    const atRest = await settle?.();
+    const spent = cpuBetween(before, cpu.read());
+    for (const [part, s] of atRest ?? []) {
+      spent.set(part, Math.max(0, (spent.get(part) ?? 0) - s));
+    }
+    await finish?.();
+    const perOp = new Map([...spent].map(([part, s]) => [part, (s * 1000) / ops]));
+    // Each run's own figures, so a reader can see which runs a median passed over.
+    console.error(
+      `  ${(ops / seconds).toPrecision(3)} ops/s; CPU ms/op ${[...perOp].map(([part, ms]) => `${part} ${ms.toPrecision(3)}`).join(', ')}`,
+    );
+    const sorted = latencies && [...latencies].sort((a, b) => a - b);
+    const baseRuns = samples.get(base)!.length;
+    samples.get(name)!.push({
+      rate: ops / seconds,
+      p50: sorted?.length ? pct(sorted, 50) : (p50 ?? null),
+      p99: sorted?.length ? pct(sorted, 99) : (p99 ?? null),
+      cpu: perOp,
+      cpuAll: [...perOp.values()].reduce((a, b) => a + b, 0),
+      ...(name !== base && { baselineBefore: baseRuns - 1 }),
+    });
+  };
   while (rounds < options.maxRounds && !resolved) {
     rounds++;
-    for (const name of names) {
-      console.error(`round ${rounds} (${options.minRounds}–${options.maxRounds}): ${name}…`);
-      const variant = variants[name]!;
-      const { prepare, run, finish } = typeof variant === 'function' ? { run: variant } : variant;
-      await prepare?.();
-      const before = cpu.read();
-      const started = performance.now();
-      const { ops, latencies, p50, p99, seconds: own } = await run();
-      const seconds = own ?? (performance.now() - started) / 1000;
-      const atRest = await settle?.();
-      const spent = cpuBetween(before, cpu.read());
-      for (const [part, s] of atRest ?? []) {
-        spent.set(part, Math.max(0, (spent.get(part) ?? 0) - s));
-      }
-      await finish?.();
-      const perOp = new Map([...spent].map(([part, s]) => [part, (s * 1000) / ops]));
-      // Each run's own figures, so a reader can see which runs a median passed over.
-      console.error(
-        `  ${(ops / seconds).toPrecision(3)} ops/s; CPU ms/op ${[...perOp].map(([part, ms]) => `${part} ${ms.toPrecision(3)}`).join(', ')}`,
-      );
-      const sorted = latencies && [...latencies].sort((a, b) => a - b);
-      samples.get(name)!.push({
-        rate: ops / seconds,
-        p50: sorted?.length ? pct(sorted, 50) : (p50 ?? null),
-        p99: sorted?.length ? pct(sorted, 99) : (p99 ?? null),
-        cpu: perOp,
-        cpuAll: [...perOp.values()].reduce((a, b) => a + b, 0),
-      });
+    if (rounds === 1 || !others.length) await measure(base);
+    for (const name of others) {
+      await measure(name);
+      await measure(base);
     }
     // The spread of fewer than three rounds says nothing about the next run.
     resolved =
@@ -199,12 +216,11 @@ export async function interleave(
       names
         .slice(1)
         .every((name) =>
-          Object.values(agreementsOf(samples, names[0]!, name, resolve)).every(
+          Object.values(agreementsOf(samples, base, name, resolve)).every(
             (a) => a <= options.tolerance,
           ),
         );
   }
-  const base = names[0]!;
   const rows = names.map((name): Row => {
     const own = samples.get(name)!;
     const nullable = (pick: (s: Sample) => number | null) => {
@@ -249,19 +265,29 @@ export async function runOnce(name: string, run: Variant, cpu: CpuMeter): Promis
 }
 
 /**
- * Each round's rate, p50 (when both were timed) and CPU of `name` against the baseline's in the
- * same round.
+ * Each run's rate, p50 (when both were timed) and CPU of `name` against the mean of the baseline
+ * runs just before and after it (a baseline run against itself).
  */
 function pairedRatios(samples: Map<string, Sample[]>, base: string, name: string) {
-  const own = samples.get(name)!;
   const ref = samples.get(base)!;
+  const pairs = samples.get(name)!.map((s) => {
+    const i = s.baselineBefore;
+    const [before, after] = i === undefined ? [s, s] : [ref[i]!, ref[i + 1]!];
+    const mean = (pick: (b: Sample) => number | null) => {
+      const [x, y] = [pick(before), pick(after)];
+      return x === null || y === null ? null : (x + y) / 2;
+    };
+    return {
+      s,
+      rate: mean((b) => b.rate)!,
+      p50: mean((b) => b.p50),
+      cpuAll: mean((b) => b.cpuAll)!,
+    };
+  });
   return {
-    rate: own.map((s, i) => s.rate / ref[i]!.rate),
-    p50: own.flatMap((s, i) => {
-      const baseline = ref[i]!.p50;
-      return s.p50 !== null && baseline ? [s.p50 / baseline] : [];
-    }),
-    cpu: own.map((s, i) => s.cpuAll / ref[i]!.cpuAll),
+    rate: pairs.map(({ s, rate }) => s.rate / rate),
+    p50: pairs.flatMap(({ s, p50 }) => (s.p50 !== null && p50 ? [s.p50 / p50] : [])),
+    cpu: pairs.map(({ s, cpuAll }) => s.cpuAll / cpuAll),
   };
 }
 

@@ -56,6 +56,36 @@ describe('benchmark rounds', () => {
     expect(alert!.cpuRatio).toBeCloseTo(2);
   });
 
+  it('runs the baseline between every two other runs, and pairs each run with both of its baseline runs', async () => {
+    const stack = scriptedStack();
+    const order: string[] = [];
+    // The machine slows down steadily: each run's work costs 10 % more than the run before.
+    let slowdown = 1;
+    const variant = (name: string, seconds: number) => () => {
+      order.push(name);
+      stack.spend(seconds * slowdown);
+      slowdown += 0.1;
+      return Promise.resolve({ ops: 10, seconds: 1 });
+    };
+    const comparison = await interleave(
+      { floor: variant('floor', 1), alert: variant('alert', 2), three: variant('three', 3) },
+      stack.meter,
+      options,
+    );
+    expect(order).toEqual([
+      'floor',
+      ...['alert', 'floor', 'three', 'floor'],
+      ...['alert', 'floor', 'three', 'floor'],
+      ...['alert', 'floor', 'three', 'floor'],
+    ]);
+    const [floor, alert, three] = comparison.rows;
+    // Against the mean of the runs around it, a steady drift cancels out.
+    expect(alert!.cpuRatio).toBeCloseTo(2);
+    expect(three!.cpuRatio).toBeCloseTo(3);
+    // The baseline's own figures are the median of its seven runs (the fourth of them).
+    expect(floor!.cpu.get('worker')).toBeCloseTo(100 * (1 + 0.1 * 6));
+  });
+
   it('never counts a part below zero', async () => {
     const stack = scriptedStack();
     const comparison = await interleave(
