@@ -14,9 +14,9 @@
  *
  *   npm run bench:alert-path -- [--levels 1,10,50] [--untuned] [--min-rounds 5] [--max-rounds 30]
  *
- * Up to 30 rounds a level by default (15 elsewhere): on the shared 2-core machine a level's ratios
- * resolved to ±10 % only after 12 to 29 rounds (one run's CPU per workflow varies by 9–16 %), and
- * two runs resolved that way agreed within 7 %. A level then takes 15–40 minutes.
+ * Up to 30 rounds a level by default (15 elsewhere): on the shared 2-core machine, with the floor
+ * run between every two other variants, one run at 10 at a time resolved its ratios to ±10 % in 23
+ * rounds and the next had not in 25 (one-channel CPU 1.28× and 1.36×). A level takes 20–40 minutes.
  *
  * `--untuned` starts the dev server without `DEV_SERVER_TUNING` (tools/stack.ts), to measure it.
  * Worker tuning comes from the environment (`WORKER_ACTIVITY_SLOTS`, …), as in `bench:workers`;
