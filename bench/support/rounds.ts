@@ -94,7 +94,7 @@ export interface Row {
   p99: number | null;
   cpu: Map<Part, number>;
   cpuAll: number;
-  /** Medians of the per-round ratios against the baseline run in the same round. */
+  /** Medians of the per-run ratios, each against the baseline runs on either side of it. */
   rateRatio: number;
   p50Ratio: number | null;
   cpuRatio: number;
