@@ -36,7 +36,7 @@ import type { ReadyAlertInput } from '../workflows/shared';
 import { pool } from './support/latency';
 import { interleave, printComparison, roundOptionsWith, type Variant } from './support/rounds';
 import { databaseSettler, warmUp } from './support/warm-up';
-import { storeStatus } from './support/store-status';
+import { commandCounts, storeStatus } from './support/store-status';
 import { startWorkerStack } from './support/worker-stack';
 import { cpuBetween, threadSeconds } from './support/cpu';
 
@@ -169,11 +169,13 @@ async function main(): Promise<void> {
 
 /**
  * Each variant once more, 200 workflows 10 at a time to the database's rest, taken apart: the
- * database's own count of synced (journaled) commits, each an fsync of its file, and where the
- * worker's CPU goes, by thread. The main thread runs the activities and the SDK's side of every
- * task, `WorkerThread` the workflow sandbox, `workflow-proces` and `tokio-runtime-w` the SDK's core
- * (its workflow state machines, its calls to Temporal), `V8Worker` the garbage collector's and
- * compiler's helpers. One pass, not interleaved rounds: a breakdown, not a comparison.
+ * database's own count of synced (journaled) commits, each an fsync of its file, its commands on
+ * each collection (`top`: the round trips a workflow makes, fewer than its writes where concurrent
+ * workflows share one, as the evidence log's appends do), and where the worker's CPU goes, by
+ * thread. The main thread runs the activities and the SDK's side of every task, `WorkerThread` the
+ * workflow sandbox, `workflow-proces` and `tokio-runtime-w` the SDK's core (its workflow state
+ * machines, its calls to Temporal), `V8Worker` the garbage collector's and compiler's helpers. One
+ * pass, not interleaved rounds: a breakdown, not a comparison.
  */
 async function breakdown(
   paths: Record<string, () => Promise<number>>,
@@ -182,22 +184,40 @@ async function breakdown(
   settled: () => Promise<unknown>,
 ): Promise<void> {
   const count = 200;
-  const syncs = async () => (await storeStatus(db))?.syncs;
-  const rows: { name: string; syncs?: number; threads: Map<string, number> }[] = [];
+  const database = async () => ({
+    syncs: (await storeStatus(db))?.syncs,
+    commands: await commandCounts(db),
+  });
+  const rows: {
+    name: string;
+    syncs?: number;
+    commands: Map<string, number>;
+    threads: Map<string, number>;
+  }[] = [];
   for (const [name, run] of Object.entries(paths)) {
-    const [syncsBefore, threadsBefore] = [await syncs(), threadSeconds(workerPid)];
+    const [before, threadsBefore] = [await database(), threadSeconds(workerPid)];
     await pool(count, 10, run);
     await settled();
-    const [syncsAfter, threadsAfter] = [await syncs(), threadSeconds(workerPid)];
+    const [after, threadsAfter] = [await database(), threadSeconds(workerPid)];
     rows.push({
       name,
-      syncs: syncsAfter === undefined ? undefined : (syncsAfter - syncsBefore!) / count,
+      syncs: after.syncs === undefined ? undefined : (after.syncs - before.syncs!) / count,
+      commands: new Map(
+        [...after.commands].map(([key, n]) => [key, (n - (before.commands.get(key) ?? 0)) / count]),
+      ),
       threads: cpuBetween(threadsBefore, threadsAfter),
     });
   }
-  if (rows.every((row) => row.syncs !== undefined)) {
-    console.log('\n| Variant | database syncs per workflow |\n|---|---:|');
-    for (const row of rows) console.log(`| ${row.name} | ${row.syncs!.toFixed(1)} |`);
+  console.log(
+    '\n| Variant | database syncs per workflow | database commands per workflow | by kind and collection |\n|---|---:|---:|---|',
+  );
+  for (const row of rows) {
+    const commands = [...row.commands].filter(([, n]) => n >= 0.01).sort((a, b) => b[1] - a[1]);
+    const total = commands.reduce((sum, [, n]) => sum + n, 0);
+    const byKind = commands.map(([key, n]) => `${n.toFixed(2)} ${key}`).join(', ');
+    console.log(
+      `| ${row.name} | ${row.syncs?.toFixed(1) ?? 'not reported'} | ${total.toFixed(2)} | ${byKind || 'none'} |`,
+    );
   }
   const threads = [...new Set(rows.flatMap((row) => [...row.threads.keys()]))]
     .filter((t) => rows.some((row) => (row.threads.get(t) ?? 0) * 1000 >= count * 0.05))

@@ -16,3 +16,26 @@ export async function storeStatus(db: Db): Promise<StoreStatus | undefined> {
   const status = await db.admin().command({ serverStatus: 1 });
   return (status as { tripwireStore?: StoreStatus }).tripwireStore;
 }
+
+/** `top`'s kinds of command on a collection (mongod's names; `queries` are finds). */
+const KINDS = ['queries', 'getmore', 'insert', 'update', 'remove', 'commands'] as const;
+
+/**
+ * Commands run so far on each collection of `db`'s database, by kind (`update alert_deliveries`),
+ * from MongoDB's `top` command, which mongod and the embedded server both answer.
+ */
+export async function commandCounts(db: Db): Promise<Map<string, number>> {
+  const { totals } = (await db.admin().command({ top: 1 })) as {
+    totals: Record<string, Partial<Record<(typeof KINDS)[number], { count: number }>> | string>;
+  };
+  const counts = new Map<string, number>();
+  const prefix = `${db.databaseName}.`;
+  for (const [namespace, kinds] of Object.entries(totals)) {
+    if (typeof kinds === 'string' || !namespace.startsWith(prefix)) continue;
+    for (const kind of KINDS) {
+      const count = kinds[kind]?.count;
+      if (count) counts.set(`${kind} ${namespace.slice(prefix.length)}`, count);
+    }
+  }
+  return counts;
+}

@@ -219,6 +219,39 @@ describe('collection statistics', () => {
   });
 });
 
+describe('command counts', () => {
+  it("when commands run on a collection, then `top` counts each under its kind, a failed insert too, and no other collection's", async () => {
+    const counted = db.collection<{ _id: number }>('counted');
+    const countsOf = async (namespace: string) => {
+      const { totals } = (await db.admin().command({ top: 1 })) as {
+        totals: Record<string, Record<string, { count: number }>>;
+      };
+      const kinds = totals[namespace] ?? {};
+      return {
+        insert: kinds.insert?.count ?? 0,
+        queries: kinds.queries?.count ?? 0,
+        update: kinds.update?.count ?? 0,
+      };
+    };
+    await counted.insertOne({ _id: 0 });
+    const before = await countsOf(`${dbName}.counted`);
+    const elsewhere = await countsOf(`${dbName}.sized`);
+    await counted.insertMany([{ _id: 1 }, { _id: 2 }]);
+    await expect(counted.insertOne({ _id: 1 })).rejects.toThrow(MongoServerError);
+    await counted.findOne({ _id: 1 });
+    await counted.find({ _id: { $gt: 0 } }).toArray();
+    await counted.updateOne({ _id: 2 }, { $set: { n: 1 } });
+
+    const after = await countsOf(`${dbName}.counted`);
+    expect({
+      insert: after.insert - before.insert,
+      queries: after.queries - before.queries,
+      update: after.update - before.update,
+    }).toEqual({ insert: 2, queries: 2, update: 1 });
+    expect(await countsOf(`${dbName}.sized`)).toEqual(elsewhere);
+  });
+});
+
 describe('bulk writes', () => {
   const batch = () => [
     { _id: 'one', k: 1 },

@@ -24,7 +24,8 @@ import io.netty.channel.Channel;
  * the last commit (`tripwireStore.unsavedBytes`);</li>
  * <li>an insert with duplicate keys reports how many documents went in (the library reports all
  * of them, while its per-document errors are right);</li>
- * <li>the `tripwireScans` command lists queries that no index served (see {@link ScanLog});</li>
+ * <li>the `tripwireScans` command lists queries that no index served (see {@link ScanLog}), and
+ * `top` counts the commands on each collection as mongod does (see {@link CommandTop});</li>
  * <li>an aggregation that opens with `$match` reads through the indexes (see
  * {@link IndexedCollection#LEADING_MATCH}), and one that sorts every document its source gives
  * fails past the sort's budget rather than run the heap out ({@link IndexedCollection#SORTED_SOURCE}).</li>
@@ -35,6 +36,7 @@ final class DurableBackend extends H2Backend {
     private final MVStore store;
     private final GroupCommit commits;
     private final Map<Channel, String> appNames = new ConcurrentHashMap<>();
+    private final CommandTop top = new CommandTop();
 
     DurableBackend(MVStore store, GroupCommit commits) {
         super(store);
@@ -52,6 +54,10 @@ final class DurableBackend extends H2Backend {
         if (command.equals("tripwireScans")) {
             return scans(query);
         }
+        if (command.equals("top")) {
+            return top.answer();
+        }
+        long started = System.nanoTime();
         rememberAppName(channel, command, query);
         ScanLog.CALLER.set(appNames.get(channel));
         if (command.equals("aggregate") && query.get("pipeline") instanceof List<?> pipeline) {
@@ -77,6 +83,8 @@ final class DurableBackend extends H2Backend {
             ScanLog.CALLER.remove();
             IndexedCollection.LEADING_MATCH.remove();
             IndexedCollection.SORTED_SOURCE.remove();
+            // Failed commands count too, as mongod's do.
+            top.count(databaseName, command, query, started);
         }
         if (command.equals("insert")) {
             correctInsertedCount(query, response);
