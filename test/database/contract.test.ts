@@ -220,7 +220,7 @@ describe('collection statistics', () => {
 });
 
 describe('command counts', () => {
-  it("when commands run on a collection, then `top` counts each under its kind, a failed insert too, and no other collection's", async () => {
+  it("when commands run on a collection, then `top` counts each under its kind, a getMore and a failed insert too, and no other collection's", async () => {
     const counted = db.collection<{ _id: number }>('counted');
     const countsOf = async (namespace: string) => {
       const { totals } = (await db.admin().command({ top: 1 })) as {
@@ -231,6 +231,7 @@ describe('command counts', () => {
         insert: kinds.insert?.count ?? 0,
         queries: kinds.queries?.count ?? 0,
         update: kinds.update?.count ?? 0,
+        getmore: kinds.getmore?.count ?? 0,
       };
     };
     await counted.insertOne({ _id: 0 });
@@ -239,7 +240,8 @@ describe('command counts', () => {
     await counted.insertMany([{ _id: 1 }, { _id: 2 }]);
     await expect(counted.insertOne({ _id: 1 })).rejects.toThrow(MongoServerError);
     await counted.findOne({ _id: 1 });
-    await counted.find({ _id: { $gt: 0 } }).toArray();
+    // A first batch of one, then the rest by getMore (mongod may need a second to see the end).
+    await counted.find({ _id: { $gt: 0 } }, { batchSize: 1 }).toArray();
     await counted.updateOne({ _id: 2 }, { $set: { n: 1 } });
 
     const after = await countsOf(`${dbName}.counted`);
@@ -248,6 +250,7 @@ describe('command counts', () => {
       queries: after.queries - before.queries,
       update: after.update - before.update,
     }).toEqual({ insert: 2, queries: 2, update: 1 });
+    expect(after.getmore - before.getmore).toBeGreaterThanOrEqual(1);
     expect(await countsOf(`${dbName}.sized`)).toEqual(elsewhere);
   });
 });

@@ -43,9 +43,10 @@ final class CommandTop {
     /** By namespace, then kind (`total` too). */
     private final Map<String, Map<String, Counter>> namespaces = new ConcurrentHashMap<>();
 
-    /** Counts one command, if it names a collection (its first field's value). */
+    /** Counts one command, if it names a collection (its first field's value; a getMore's `collection`). */
     void count(String databaseName, String command, Document query, long startedNanos) {
-        if (!(query.get(command) instanceof String collection)) {
+        Object named = command.equalsIgnoreCase("getMore") ? query.get("collection") : query.get(command);
+        if (!(named instanceof String collection)) {
             return;
         }
         long micros = (System.nanoTime() - startedNanos) / 1_000;
