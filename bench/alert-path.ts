@@ -191,7 +191,7 @@ async function breakdown(
   const rows: {
     name: string;
     syncs?: number;
-    commands: Map<string, number>;
+    commands?: Map<string, number>;
     threads: Map<string, number>;
   }[] = [];
   for (const [name, run] of Object.entries(paths)) {
@@ -202,9 +202,14 @@ async function breakdown(
     rows.push({
       name,
       syncs: after.syncs === undefined ? undefined : (after.syncs - before.syncs!) / count,
-      commands: new Map(
-        [...after.commands].map(([key, n]) => [key, (n - (before.commands.get(key) ?? 0)) / count]),
-      ),
+      commands:
+        after.commands &&
+        new Map(
+          [...after.commands].map(([key, n]) => [
+            key,
+            (n - (before.commands?.get(key) ?? 0)) / count,
+          ]),
+        ),
       threads: cpuBetween(threadsBefore, threadsAfter),
     });
   }
@@ -212,11 +217,14 @@ async function breakdown(
     '\n| Variant | database syncs per workflow | database commands per workflow | by kind and collection |\n|---|---:|---:|---|',
   );
   for (const row of rows) {
-    const commands = [...row.commands].filter(([, n]) => n >= 0.01).sort((a, b) => b[1] - a[1]);
+    const commands = [...(row.commands ?? [])]
+      .filter(([, n]) => n >= 0.01)
+      .sort((a, b) => b[1] - a[1]);
     const total = commands.reduce((sum, [, n]) => sum + n, 0);
     const byKind = commands.map(([key, n]) => `${n.toFixed(2)} ${key}`).join(', ');
+    const counted = row.commands ? [total.toFixed(2), byKind || 'none'] : ['not reported', ''];
     console.log(
-      `| ${row.name} | ${row.syncs?.toFixed(1) ?? 'not reported'} | ${total.toFixed(2)} | ${byKind || 'none'} |`,
+      `| ${row.name} | ${row.syncs?.toFixed(1) ?? 'not reported'} | ${counted.join(' | ')} |`,
     );
   }
   const threads = [...new Set(rows.flatMap((row) => [...row.threads.keys()]))]

@@ -1,4 +1,4 @@
-import type { Db } from 'mongodb';
+import { MongoServerError, type Db } from 'mongodb';
 
 /** The embedded server's own counters, as its `serverStatus` gives them (`tripwireStore`). */
 export interface StoreStatus {
@@ -22,10 +22,19 @@ const KINDS = ['queries', 'getmore', 'insert', 'update', 'remove', 'commands'] a
 
 /**
  * Commands run so far on each collection of `db`'s database, by kind (`update alert_deliveries`),
- * from MongoDB's `top` command, which mongod and the embedded server both answer.
+ * from MongoDB's `top` command, which mongod and the embedded server both answer; undefined from a
+ * server that does not (a mongos, a hosted cluster that refuses it).
  */
-export async function commandCounts(db: Db): Promise<Map<string, number>> {
-  const { totals } = (await db.admin().command({ top: 1 })) as {
+export async function commandCounts(db: Db): Promise<Map<string, number> | undefined> {
+  const top = await db
+    .admin()
+    .command({ top: 1 })
+    .catch((err: unknown) => {
+      if (err instanceof MongoServerError) return undefined;
+      throw err;
+    });
+  if (!top) return undefined;
+  const { totals } = top as {
     totals: Record<string, Partial<Record<(typeof KINDS)[number], { count: number }>> | string>;
   };
   const counts = new Map<string, number>();
