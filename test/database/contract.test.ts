@@ -403,6 +403,11 @@ function ownServer(prefix: string, prepare?: (dataDir: string) => Promise<void>)
     client: undefined as unknown as MongoClient,
     /** Set while this test ends the server itself. */
     ending: false,
+    /**
+     * A restart still under way: a test that timed out during one must not leave afterAll to
+     * close the client it replaced while the new one connects.
+     */
+    restarting: Promise.resolve(),
     async start() {
       const lines: string[] = [];
       own.server = await startLocalMongo({
@@ -416,13 +421,16 @@ function ownServer(prefix: string, prepare?: (dataDir: string) => Promise<void>)
       });
       own.client = await MongoClient.connect(own.server.address);
     },
-    async killAndRestart() {
-      own.ending = true;
-      process.kill(-own.server.process.child.pid!, 'SIGKILL');
-      await own.server.process.exited;
-      own.ending = false;
-      await own.client.close(true);
-      await own.start();
+    killAndRestart() {
+      own.restarting = (async () => {
+        own.ending = true;
+        process.kill(-own.server.process.child.pid!, 'SIGKILL');
+        await own.server.process.exited;
+        own.ending = false;
+        await own.client.close(true);
+        await own.start();
+      })();
+      return own.restarting;
     },
   };
   beforeAll(async () => {
@@ -431,6 +439,7 @@ function ownServer(prefix: string, prepare?: (dataDir: string) => Promise<void>)
     await own.start();
   });
   afterAll(async () => {
+    await own.restarting.catch(() => undefined);
     await own.client.close(true);
     own.ending = true;
     await own.server.stop();
@@ -512,7 +521,7 @@ describe('durability', () => {
     // And the `_id` index: a kept `_id` is refused again, a deleted one taken.
     await expect(again.insertOne({ _id: 1, n: 1 })).rejects.toMatchObject({ code: 11000 });
     await again.insertOne({ _id: 2, n: 2 });
-  });
+  }, 120_000);
 
   it('when the database process is SIGKILLed right after acknowledging journaled writes, then none is lost', async () => {
     const docs = own.client.db('durable').collection<{ _id: number; n: number }>('docs');
@@ -536,7 +545,8 @@ describe('durability', () => {
     expect(await servedByIndex(own.client.db('durable'), 'docs', { n: { $gte: 199 } }, {})).toBe(
       true,
     );
-  });
+    // 400 synced writes, then a JVM killed and started again, on a machine that may be loaded.
+  }, 120_000);
 });
 
 describe('the store file', () => {
