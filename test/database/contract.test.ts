@@ -21,6 +21,7 @@ import {
   type Db,
   type Document,
 } from 'mongodb';
+import { commandCounts } from '../../bench/support/store-status';
 import { freePort, startLocalMongo, type LocalMongo } from '../../tools/stack';
 import { scanLog, servedByIndex } from '../support/query-plans';
 
@@ -222,21 +223,19 @@ describe('collection statistics', () => {
 describe('command counts', () => {
   it("when commands run on a collection, then `top` counts each under its kind, a getMore and a failed insert too, and no other collection's", async () => {
     const counted = db.collection<{ _id: number }>('counted');
-    const countsOf = async (namespace: string) => {
-      const { totals } = (await db.admin().command({ top: 1 })) as {
-        totals: Record<string, Record<string, { count: number }>>;
-      };
-      const kinds = totals[namespace] ?? {};
+    const countsOf = async (collection: string) => {
+      const counts = (await commandCounts(db))!;
+      const of = (kind: string) => counts.get(`${kind} ${collection}`) ?? 0;
       return {
-        insert: kinds.insert?.count ?? 0,
-        queries: kinds.queries?.count ?? 0,
-        update: kinds.update?.count ?? 0,
-        getmore: kinds.getmore?.count ?? 0,
+        insert: of('insert'),
+        queries: of('queries'),
+        update: of('update'),
+        getmore: of('getmore'),
       };
     };
     await counted.insertOne({ _id: 0 });
-    const before = await countsOf(`${dbName}.counted`);
-    const elsewhere = await countsOf(`${dbName}.sized`);
+    const before = await countsOf('counted');
+    const elsewhere = await countsOf('sized');
     await counted.insertMany([{ _id: 1 }, { _id: 2 }]);
     await expect(counted.insertOne({ _id: 1 })).rejects.toThrow(MongoServerError);
     await counted.findOne({ _id: 1 });
@@ -244,14 +243,14 @@ describe('command counts', () => {
     await counted.find({ _id: { $gt: 0 } }, { batchSize: 1 }).toArray();
     await counted.updateOne({ _id: 2 }, { $set: { n: 1 } });
 
-    const after = await countsOf(`${dbName}.counted`);
+    const after = await countsOf('counted');
     expect({
       insert: after.insert - before.insert,
       queries: after.queries - before.queries,
       update: after.update - before.update,
     }).toEqual({ insert: 2, queries: 2, update: 1 });
     expect(after.getmore - before.getmore).toBeGreaterThanOrEqual(1);
-    expect(await countsOf(`${dbName}.sized`)).toEqual(elsewhere);
+    expect(await countsOf('sized')).toEqual(elsewhere);
   });
 });
 
