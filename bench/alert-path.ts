@@ -38,7 +38,7 @@ import { interleave, printComparison, roundOptionsWith, type Variant } from './s
 import { databaseSettler, warmUp } from './support/warm-up';
 import { commandCounts, storeStatus } from './support/store-status';
 import { startWorkerStack } from './support/worker-stack';
-import { cpuBetween, threadSeconds } from './support/cpu';
+import { deltaBetween, threadSeconds } from './support/cpu';
 
 const { values } = parseArgs({
   options: {
@@ -205,12 +205,11 @@ async function breakdown(
       commands:
         after.commands &&
         new Map(
-          [...after.commands].map(([key, n]) => [
-            key,
-            (n - (before.commands?.get(key) ?? 0)) / count,
-          ]),
+          [...deltaBetween(before.commands ?? new Map<string, number>(), after.commands)].map(
+            ([key, n]) => [key, n / count],
+          ),
         ),
-      threads: cpuBetween(threadsBefore, threadsAfter),
+      threads: deltaBetween(threadsBefore, threadsAfter),
     });
   }
   console.log(

@@ -20,7 +20,7 @@ import { connectMongo } from '../src/db/mongo';
 import { createTemporal } from '../src/temporal/client';
 import { tripwirePayload } from '../test/support/alerts';
 import { freePort } from '../tools/stack';
-import { cpuBetween, type Part } from './support/cpu';
+import { deltaBetween, type Part } from './support/cpu';
 import { pool } from './support/latency';
 import { interleave, median, printComparison } from './support/rounds';
 import { startWorkerStack } from './support/worker-stack';
@@ -138,7 +138,7 @@ async function main(): Promise<void> {
       idle.open.push((await openAlerts()).count);
       const before = meter.read();
       await new Promise((r) => setTimeout(r, IDLE_SECONDS * 1000));
-      const spent = cpuBetween(before, meter.read());
+      const spent = deltaBetween(before, meter.read());
       idle.cpu.push(new Map([...spent].map(([part, s]) => [part, (s * 100) / IDLE_SECONDS])));
       idle.rssMb.push(meter.rssMb());
     };

@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadavg } from 'node:os';
 import { MongoClient } from 'mongodb';
-import { cpuBetween } from './support/cpu';
+import { deltaBetween } from './support/cpu';
 import { pct } from './support/latency';
 import { loadLine } from './support/load';
 import { storeStatus } from './support/store-status';
@@ -141,7 +141,7 @@ async function main(): Promise<void> {
       const filesMb = database ? await folderMb(database.dbPath) : undefined;
       const sorted = [...latencies].sort((a, b) => a - b);
       const cpuNow = cpu.read();
-      const spent = cpuBetween(cpuBefore, cpuNow);
+      const spent = deltaBetween(cpuBefore, cpuNow);
       cpuBefore = cpuNow;
       const perRequest = (seconds: number) =>
         sorted.length ? ((seconds * 1000) / sorted.length).toFixed(2) : '—';

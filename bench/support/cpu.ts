@@ -136,7 +136,10 @@ export class StackCpu {
   }
 }
 
-/** What each part (or thread) spent between two readings, in seconds. */
-export function cpuBetween<K>(before: Map<K, number>, after: Map<K, number>): Map<K, number> {
+/**
+ * What each key grew by between two readings: a part's or thread's CPU seconds, or a command's
+ * count.
+ */
+export function deltaBetween<K>(before: Map<K, number>, after: Map<K, number>): Map<K, number> {
   return new Map([...after].map(([part, s]) => [part, s - (before.get(part) ?? 0)]));
 }

@@ -13,7 +13,7 @@
  */
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { cpuBetween, type CpuReading, type Part, type StackCpu } from './cpu';
+import { deltaBetween, type CpuReading, type Part, type StackCpu } from './cpu';
 import { pct } from './latency';
 import { loadLine } from './load';
 
@@ -182,7 +182,7 @@ export async function interleave(
     const { ops, latencies, p50, p99, seconds: own } = await run();
     const seconds = own ?? (performance.now() - started) / 1000;
     const atRest = await settle?.();
-    const spent = cpuBetween(before, cpu.read());
+    const spent = deltaBetween(before, cpu.read());
     for (const [part, s] of atRest ?? []) {
       spent.set(part, Math.max(0, (spent.get(part) ?? 0) - s));
     }

@@ -7,7 +7,13 @@
  * they compiled, and all of it went to the variants that use the database (the alerts), none to the
  * engine's floor, which does not. A deployed database compiled that code long ago.
  */
-import { cpuBetween, jitCompilerSeconds, processSeconds, type CpuReading, type Part } from './cpu';
+import {
+  deltaBetween,
+  jitCompilerSeconds,
+  processSeconds,
+  type CpuReading,
+  type Part,
+} from './cpu';
 import type { CpuMeter } from './rounds';
 
 /** The stack is warm once the database's JIT compiler takes less than this share of its CPU. */
@@ -90,7 +96,7 @@ export async function databaseSettler(databasePid: number | undefined, stack?: C
     await sleep(WINDOW_MS);
     windows.push({
       database: processSeconds(databasePid) - before.database,
-      parts: cpuBetween(before.parts, read()),
+      parts: deltaBetween(before.parts, read()),
     });
   }
   // A low quantile: the first windows may still hold the compaction the warm-up left.
